@@ -1,0 +1,51 @@
+# The two commands a newcomer needs are `make demo` and `make test`; see README.md.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+GO ?= go
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
+
+.PHONY: all demo test unit lint bench controlplane cluster cluster-down check-go
+
+all: lint test
+
+check-go:
+	@command -v $(GO) >/dev/null || { echo "no Go toolchain on PATH: install Go 1.26 from https://go.dev/dl" >&2; exit 1; }
+
+## controlplane: build etcd, kube-apiserver, kcm, scheduler, kubectl and kwok once (cached outside the tree)
+controlplane: check-go
+	@bash hack/controlplane/build.sh >/dev/null
+
+## test: unit and integration tests with the race detector, against a real control plane
+test: controlplane
+	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) test -race -count=1 -timeout 30m ./...
+	cd bench && $(GO) test -count=1 -run '^$$' -bench '^$$' ./...
+
+## unit: the tests that need no control plane (integration tests skip)
+unit: check-go
+	KUBEINTERNALS_CONTROLPLANE_BIN=/nonexistent $(GO) test -race -count=1 ./...
+
+## lint: gofmt, go vet, staticcheck, and the import rule for the root module
+lint: check-go
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	bash hack/check-imports.sh
+
+## bench: our benchmarks beside client-go's, ending with one Markdown table of ratios
+bench: controlplane
+	cd bench && KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 60m ./... | tee /tmp/kubeinternals-bench.txt
+	cd bench && $(GO) run ./cmd/benchtable < /tmp/kubeinternals-bench.txt
+
+## demo: the main job on the embedded local cluster, or on the cluster in $$KUBECONFIG
+demo: controlplane
+	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/demo
+
+## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG line
+cluster: controlplane
+	@KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./internal/cmd/cluster up
+
+## cluster-down: stop the cluster `make cluster` started
+cluster-down: check-go
+	@$(GO) run ./internal/cmd/cluster down

@@ -1,0 +1,31 @@
+// Package informers is client-go's informer machinery rebuilt from scratch in small,
+// annotated packages, so that a Go developer can read how a Kubernetes controller sees
+// the cluster — and run it against a real cluster.
+//
+// The pipeline, top to bottom, with the package that implements each stage:
+//
+//	kube-apiserver
+//	    │  LIST (paged) / WATCH (a stream of events) / watch-list stream
+//	    ▼
+//	reflector.Reflector ──Add/Update/Delete/Replace/Resync──▶ deltafifo.DeltaFIFO (or RealFIFO)
+//	                                                               │ Pop
+//	                                                               ▼
+//	                                  informer (processLoop) ──▶ indexer.Indexer (the cache)
+//	                                                               │ distribute
+//	                                                               ▼
+//	                             sharedProcessor ──▶ processorListener (one per handler, own buffer)
+//	                                                               │ OnAdd/OnUpdate/OnDelete
+//	                                                               ▼
+//	                              your handler: enqueue a key ──▶ workqueue.RateLimitingQueue
+//	                                                               │ Get/Done/Forget
+//	                                                               ▼
+//	                                       worker: read the cache, reconcile, write via REST
+//
+// Reading order: indexer (what "the cache" is), deltafifo (how changes queue up),
+// reflector (how changes arrive from the API server), informer (how the three compose
+// and fan out to handlers), workqueue (how a controller turns events into work), then
+// the programs in examples/ from 01 to 07 and the Foo controller. docs/ has a chapter
+// per stage and the map from each of our files to client-go's.
+//
+// This root package holds no code; import the packages above.
+package informers

@@ -1,0 +1,132 @@
+// Command cluster starts and stops the long-lived local cluster behind `make cluster`
+// and `make cluster-down`: the Cluster profile of internal/testenv (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a fake node),
+// detached so that it keeps running after this command exits.
+//
+//	cluster up     start it (fixed ports: apiserver 6443, etcd 2379) and print the export line
+//	cluster down   stop every process it started and remove its directory
+//
+// Its state (pids, kubeconfig, logs, etcd data) lives in ~/.cache/kubeinternals/cluster.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/kubeinternals/informers/internal/testenv"
+)
+
+type state struct {
+	PIDs       []int  `json:"pids"`
+	Kubeconfig string `json:"kubeconfig"`
+}
+
+func main() {
+	if len(os.Args) != 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
+		fmt.Fprintln(os.Stderr, "usage: cluster up|down")
+		os.Exit(2)
+	}
+	dir := clusterDir()
+	var err error
+	if os.Args[1] == "up" {
+		err = up(dir)
+	} else {
+		err = down(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cluster:", err)
+		os.Exit(1)
+	}
+}
+
+func clusterDir() string {
+	root := os.Getenv("KUBEINTERNALS_CACHE")
+	if root == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		root = filepath.Join(cache, "kubeinternals")
+	}
+	return filepath.Join(root, "cluster")
+}
+
+func readState(dir string) (state, error) {
+	var s state
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return s, err
+	}
+	return s, json.Unmarshal(data, &s)
+}
+
+func up(dir string) error {
+	if s, err := readState(dir); err == nil {
+		if testenv.AnyAlive(s.PIDs) {
+			return fmt.Errorf("a cluster is already running (pids %v).\nUse it:  export KUBECONFIG=%s\nor stop it: make cluster-down", s.PIDs, s.Kubeconfig)
+		}
+		fmt.Fprintf(os.Stderr, "found a stale cluster from an earlier run in %s (its processes are gone); removing it\n", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	} else if _, statErr := os.Stat(dir); statErr == nil {
+		fmt.Fprintf(os.Stderr, "found a half-started cluster directory %s without state; removing it\n", dir)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	apiPort := envPort("KUBEINTERNALS_APISERVER_PORT", 6443)
+	etcdPort := envPort("KUBEINTERNALS_ETCD_PORT", 2379)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	env, err := testenv.Launch(ctx, testenv.Options{
+		Profile: testenv.Cluster, Dir: dir, Detached: true,
+		APIServerPort: apiPort, EtcdPort: etcdPort,
+	})
+	if err != nil {
+		if errors.Is(err, testenv.ErrNoBinaries) {
+			return fmt.Errorf("%w\nbuild them first: %s", err, testenv.BuildCommand)
+		}
+		_ = os.RemoveAll(dir)
+		return err
+	}
+	data, _ := json.Marshal(state{PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig})
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), data, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "local cluster ready in %s (apiserver %s, fake node %s, logs in %s)\n",
+		time.Since(start).Round(time.Second), env.Config.Host, testenv.FakeNodeName, dir)
+	fmt.Printf("export KUBECONFIG=%s\n", env.Kubeconfig)
+	return nil
+}
+
+func down(dir string) error {
+	s, err := readState(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintln(os.Stderr, "no local cluster is running")
+		return os.RemoveAll(dir)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", dir, err)
+	}
+	testenv.StopPIDs(s.PIDs, 15*time.Second)
+	if testenv.AnyAlive(s.PIDs) {
+		return fmt.Errorf("processes %v did not stop", s.PIDs)
+	}
+	fmt.Fprintf(os.Stderr, "stopped the local cluster (pids %v)\n", s.PIDs)
+	return os.RemoveAll(dir)
+}
+
+func envPort(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

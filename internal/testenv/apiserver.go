@@ -1,0 +1,315 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// Profile says which programs a control plane runs.
+type Profile int
+
+const (
+	// APIServer runs etcd and kube-apiserver: enough for list, watch, CRDs and writes.
+	APIServer Profile = iota
+	// Cluster adds kube-controller-manager (Deployments get ReplicaSets, garbage
+	// collection works), kube-scheduler and kwok with one fake node on which pods
+	// become Running without containers.
+	Cluster
+)
+
+// Options configures a control plane. The zero value is an APIServer profile on free
+// loopback ports in a fresh temporary directory.
+type Options struct {
+	Profile Profile
+	// APIServerFlags are extra kube-apiserver flags, e.g. "--watch-cache=false".
+	APIServerFlags []string
+	// APIServerPort and EtcdPort fix the ports (0 = a free port). `make cluster` fixes
+	// them so that a second cluster fails clearly instead of starting beside the first.
+	APIServerPort, EtcdPort int
+	// Dir holds data, logs and the kubeconfig. Empty: a temporary directory that Stop
+	// removes. A Dir given here is kept.
+	Dir string
+	// Detached starts processes in their own session so that they outlive this
+	// process (`make cluster`); they are stopped later by pid (see StopPIDs).
+	Detached bool
+	// ReadyTimeout bounds the wait for /readyz (default 90s).
+	ReadyTimeout time.Duration
+}
+
+// Env is a running control plane.
+type Env struct {
+	// Config has admin credentials for the kube-apiserver on loopback.
+	Config *rest.Config
+	// Kubeconfig is the path of a kubeconfig file for Config.
+	Kubeconfig string
+	// Dir holds the data directories and a log file per program.
+	Dir string
+
+	opts         Options
+	binDir       string
+	ownDir       bool
+	creds        credentials
+	etcdPort     int
+	etcdPeerPort int
+	apiPort      int
+	etcd         *process
+	apiserver    *process
+	others       []*process // controller manager, scheduler, kwok (Cluster profile)
+}
+
+// Launch starts a control plane and waits until it is ready. On error everything it
+// started is stopped again. Tests use Start, which also registers Stop.
+func Launch(ctx context.Context, opts Options) (_ *Env, err error) {
+	binDir, err := BinDir()
+	if err != nil {
+		return nil, err
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 90 * time.Second
+	}
+	e := &Env{opts: opts, binDir: binDir, Dir: opts.Dir}
+	if e.Dir == "" {
+		if e.Dir, err = os.MkdirTemp("", "kubeinternals-testenv-"); err != nil {
+			return nil, err
+		}
+		e.ownDir = true
+	} else if err := os.MkdirAll(e.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			e.Stop()
+		}
+	}()
+	if e.creds, err = writeCredentials(e.Dir); err != nil {
+		return nil, fmt.Errorf("writing credentials: %w", err)
+	}
+	if e.etcdPort, err = portOrFree(opts.EtcdPort, "etcd"); err != nil {
+		return nil, err
+	}
+	if e.etcdPeerPort, err = portOrFree(0, "etcd peer"); err != nil {
+		return nil, err
+	}
+	if e.apiPort, err = portOrFree(opts.APIServerPort, "kube-apiserver"); err != nil {
+		return nil, err
+	}
+	e.Config = &rest.Config{
+		Host:            "https://127.0.0.1:" + strconv.Itoa(e.apiPort),
+		BearerToken:     e.creds.adminToken,
+		TLSClientConfig: rest.TLSClientConfig{Insecure: true}, // kube-apiserver's self-signed serving cert
+		QPS:             -1,                                   // no client-side throttling against a local server
+	}
+	if e.Kubeconfig, err = writeKubeconfig(e.Dir, e.Config); err != nil {
+		return nil, err
+	}
+	if err := e.startEtcd(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.startAPIServer(ctx); err != nil {
+		return nil, err
+	}
+	if opts.Profile == Cluster {
+		if err := e.startClusterComponents(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+func (e *Env) etcdURL() string { return "http://127.0.0.1:" + strconv.Itoa(e.etcdPort) }
+
+func (e *Env) startEtcd(ctx context.Context) error {
+	peer := "http://127.0.0.1:" + strconv.Itoa(e.etcdPeerPort)
+	p, err := startProcess("etcd", e.Dir, filepath.Join(e.binDir, "etcd"), []string{
+		"--data-dir=" + filepath.Join(e.Dir, "etcd"),
+		"--listen-client-urls=" + e.etcdURL(),
+		"--advertise-client-urls=" + e.etcdURL(),
+		"--listen-peer-urls=" + peer,
+		"--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=default=" + peer,
+		"--unsafe-no-fsync", // test data: durability is not needed, speed is
+		"--log-level=warn",
+	}, e.opts.Detached)
+	if err != nil {
+		return err
+	}
+	e.etcd = p
+	return waitFor(ctx, 30*time.Second, p, func(c *http.Client) bool {
+		resp, err := c.Get(e.etcdURL() + "/health")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+func (e *Env) apiServerArgs() []string {
+	args := []string{
+		"--etcd-servers=" + e.etcdURL(),
+		"--secure-port=" + strconv.Itoa(e.apiPort),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		"--cert-dir=" + e.creds.certDir,
+		"--service-account-key-file=" + e.creds.saKeyFile,
+		"--service-account-signing-key-file=" + e.creds.saKeyFile,
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--token-auth-file=" + e.creds.tokenFile,
+		"--authorization-mode=AlwaysAllow",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--disable-admission-plugins=ServiceAccount",
+		"--enable-priority-and-fairness=false",
+	}
+	return append(args, e.opts.APIServerFlags...)
+}
+
+func (e *Env) startAPIServer(ctx context.Context) error {
+	p, err := startProcess("kube-apiserver", e.Dir, filepath.Join(e.binDir, "kube-apiserver"), e.apiServerArgs(), e.opts.Detached)
+	if err != nil {
+		return err
+	}
+	e.apiserver = p
+	return waitFor(ctx, e.opts.ReadyTimeout, p, func(c *http.Client) bool {
+		req, _ := http.NewRequest(http.MethodGet, e.Config.Host+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+e.creds.adminToken)
+		resp, err := c.Do(req)
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// RestartAPIServer stops kube-apiserver (bounded graceful shutdown, then kill) and
+// starts it again on the same port against the same etcd, waiting until it is ready.
+func (e *Env) RestartAPIServer(ctx context.Context) error {
+	if e.opts.Detached {
+		return errors.New("RestartAPIServer is for attached control planes")
+	}
+	e.apiserver.stop(3 * time.Second)
+	return e.startAPIServer(ctx)
+}
+
+// CompactEtcd compacts etcd's history up to its current revision and returns it.
+// A watch served by etcd (kube-apiserver with --watch-cache=false) from an older
+// resourceVersion then fails with 410 Gone. It talks to etcd's JSON gateway, so the
+// module needs no etcd client.
+func (e *Env) CompactEtcd(ctx context.Context) (int64, error) {
+	var rangeResp struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+	}
+	key := base64.StdEncoding.EncodeToString([]byte("/registry"))
+	if err := etcdPost(ctx, e.etcdURL()+"/v3/kv/range", map[string]any{"key": key, "limit": 1}, &rangeResp); err != nil {
+		return 0, err
+	}
+	rev, err := strconv.ParseInt(rangeResp.Header.Revision, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("etcd revision %q: %w", rangeResp.Header.Revision, err)
+	}
+	if err := etcdPost(ctx, e.etcdURL()+"/v3/kv/compaction", map[string]any{"revision": rev, "physical": true}, nil); err != nil {
+		return 0, err
+	}
+	return rev, nil
+}
+
+func etcdPost(ctx context.Context, url string, body any, out any) error {
+	data, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("etcd %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("etcd %s: %s", url, resp.Status)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Stop stops every process, the newest first, and removes the directory if Launch
+// created it. It is idempotent.
+func (e *Env) Stop() {
+	for i := len(e.others) - 1; i >= 0; i-- {
+		e.others[i].stop(2 * time.Second)
+	}
+	e.others = nil
+	if e.apiserver != nil {
+		e.apiserver.stop(3 * time.Second)
+	}
+	if e.etcd != nil {
+		e.etcd.stop(5 * time.Second)
+	}
+	if e.ownDir && e.Dir != "" {
+		_ = os.RemoveAll(e.Dir)
+	}
+}
+
+// waitFor polls ready every 100ms until it returns true, the process exits, the
+// timeout passes or ctx ends.
+func waitFor(ctx context.Context, timeout time.Duration, p *process, ready func(*http.Client) bool) error {
+	client := &http.Client{
+		Timeout:   2 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}},
+	}
+	defer client.CloseIdleConnections()
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := p.exitedEarly(); err != nil {
+			return err
+		}
+		if ready(client) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready after %s; last log lines:\n%s", p.name, timeout, tail(p.logPath, 20))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// portOrFree returns port if it is free on 127.0.0.1, or a free port when port is 0.
+func portOrFree(port int, what string) (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return 0, fmt.Errorf("port %d for %s is in use (another cluster running? `make cluster-down`, or set another port): %w", port, what, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// PIDs returns the process ids of every program this control plane started.
+func (e *Env) PIDs() []int {
+	var pids []int
+	for _, p := range append([]*process{e.etcd, e.apiserver}, e.others...) {
+		if p != nil {
+			pids = append(pids, p.cmd.Process.Pid)
+		}
+	}
+	return pids
+}

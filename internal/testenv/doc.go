@@ -1,0 +1,24 @@
+// Package testenv starts and stops a real Kubernetes control plane on loopback for
+// tests, benchmarks, `make cluster` and `make demo`: etcd and kube-apiserver (the
+// APIServer profile), plus kube-controller-manager, kube-scheduler and kwok with one
+// fake node (the Cluster profile), so that a Deployment created through the API gets a
+// ReplicaSet, its pods are scheduled and "run" on the fake node, and it becomes
+// Available — what kind runs inside its node container, without containers.
+//
+// The binaries are built from the Go module proxy by hack/controlplane/build.sh into a
+// cache directory outside the source tree (`make controlplane`). Without them, Start
+// skips the test with the command that builds them, or fails it when
+// KUBEINTERNALS_REQUIRE_CONTROLPLANE=1 (as CI sets it), so integration tests cannot skip
+// silently there.
+//
+// Reading order: binaries.go (where the binaries are), process.go (one child process),
+// pki.go (service-account key and token file), apiserver.go (etcd + kube-apiserver),
+// cluster.go (the Cluster profile), env.go (Start for tests), kubeconfig.go.
+//
+// Invariant: every process a ControlPlane starts is stopped by Stop — SIGTERM, a bounded
+// wait (kube-apiserver's graceful shutdown runs for over 10 s otherwise), then SIGKILL —
+// and its temporary directory is removed; Start registers Stop with t.Cleanup, which
+// runs also when the test fails or panics. Children also get SIGKILL from the kernel if
+// the process that started them dies (Pdeathsig), so a killed `go test` leaves no
+// apiserver behind.
+package testenv

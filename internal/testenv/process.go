@@ -1,0 +1,139 @@
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one control plane program running as a child process, its output in a
+// log file next to its data.
+type process struct {
+	name    string
+	logPath string
+	cmd     *exec.Cmd
+	// done is closed when the process has exited; waitErr is set before that.
+	done    chan struct{}
+	waitErr error
+}
+
+// startProcess starts bin with args, writing stdout and stderr to <logDir>/<name>.log.
+//
+// detached processes (the long-lived `make cluster`) get their own session so that they
+// outlive the command that started them. Attached processes (tests)
+// get Pdeathsig=SIGKILL: if the test binary dies, the kernel kills them too.
+func startProcess(name, logDir, bin string, args []string, detached bool) (*process, error) {
+	logPath := filepath.Join(logDir, name+".log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening log for %s: %w", name, err)
+	}
+	defer logFile.Close() // the child holds its own descriptor
+
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if detached {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	} else {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &process{name: name, logPath: logPath, cmd: cmd, done: make(chan struct{})}
+	// Owner: this process value. Exits when the child exits (stop kills it if needed);
+	// for a detached child the goroutine simply ends with the command that started it.
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// stop sends SIGTERM, waits up to grace for the process to exit, then sends SIGKILL
+// and waits for it. It is safe to call on a process that has already exited.
+//
+// Why bounded: kube-apiserver's graceful shutdown keeps it serving for over 10 s after
+// SIGTERM; tests must not pay that, and nothing we test depends on it.
+func (p *process) stop(grace time.Duration) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return
+	case <-time.After(grace):
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// exitedEarly returns an error with the tail of the process's log if it has exited.
+func (p *process) exitedEarly() error {
+	select {
+	case <-p.done:
+		return fmt.Errorf("%s exited: %v; last log lines:\n%s", p.name, p.waitErr, tail(p.logPath, 20))
+	default:
+		return nil
+	}
+}
+
+// tail returns the last n lines of a file, for error messages.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// StopPIDs stops processes this program did not start (a detached cluster started by
+// an earlier command): SIGTERM, then SIGKILL for any still alive after grace.
+func StopPIDs(pids []int, grace time.Duration) {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !AnyAlive(pids) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	time.Sleep(200 * time.Millisecond)
+}
+
+// AnyAlive reports whether any of the processes still runs. A zombie (exited, not yet
+// reaped by its new parent) counts as stopped.
+func AnyAlive(pids []int) bool {
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			continue
+		}
+		// The state is the field after the parenthesised command name.
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		return true
+	}
+	return false
+}
