@@ -1,0 +1,142 @@
+// Package reflector keeps a local store in step with one resource of a Kubernetes API
+// server: it LISTs everything once, then WATCHes for changes, and starts over with a
+// new LIST whenever the watch cannot safely go on. It is client-go's Reflector and
+// pager (tools/cache/reflector.go, tools/pager), rebuilt on k8s.io/client-go/rest
+// alone, with the object type as a type parameter.
+//
+// # Where it sits
+//
+//	kube-apiserver
+//	    │  LIST (paged) / WATCH (JSON or protobuf stream) / watch-list stream
+//	    ▼
+//	reflector.Reflector ◀── this package: ListerWatcher, Pager, Reflector
+//	    │  Add / Update / Delete / Replace / Resync (+ Bookmark)
+//	    ▼
+//	deltafifo.DeltaFIFO or RealFIFO (or any Store) ──▶ informer ──▶ indexer, handlers
+//
+// The reflector writes into the small Store interface it defines (the consumer owns
+// the interface); DeltaFIFO, RealFIFO and the indexer satisfy it. It never reads the
+// store back.
+//
+// # The state machine
+//
+// Run repeats one cycle — get the full state, then watch — until ctx ends. Every
+// transition below is named in the code with a "Transition:" comment.
+//
+//	       ┌─────────────────────── BACKOFF (800ms·2ⁿ ≤ 30s, +jitter) ◀──────────────┐
+//	       ▼                                                                         │
+//	┌── WatchList? ──yes──▶ WATCH-LIST ──end bookmark──▶ Replace ──┐                 │
+//	│                         │ refused                            │ same stream     │
+//	no                        ▼                                    ▼                 │
+//	└───────────────────────▶ LIST ──ok──▶ Replace ──────────────▶ WATCH ──relist────┘
+//	                          │ error ──────────────────────────────────────────────┘
+//
+// LIST (client-go: tools/cache/reflector.go Reflector.list)
+//
+//   - L1 list at relistResourceVersion: "0" the first time (any recent state; the watch
+//     cache answers), the last synced RV afterwards ("at least this new": never back
+//     in time), "" (a consistent read) once that RV proved unavailable.
+//     client-go: tools/cache/reflector.go Reflector.relistResourceVersion
+//   - L2 paging: PageSize if set; pages of 500 at RV "0"/"" or if the first list came
+//     back paged (watch cache off); one unpaged request at a specific RV, because only
+//     an unpaged list can be served by the watch cache.
+//   - L3 410 Expired or "too large resource version" → mark the RV unavailable and
+//     list again at once at RV "".
+//     client-go: tools/cache/reflector.go isExpiredError, isTooLargeResourceVersionError
+//   - L4 success → store.Replace(items, rv); lastSyncRV = rv → WATCH.
+//   - L5 any other error → the cycle ends → BACKOFF → LIST.
+//   - P1 (Pager) follows continue tokens; a 410 on a later page → one full list at the
+//     original RV. client-go: tools/pager/pager.go ListPager.list
+//
+// WATCH (client-go: tools/cache/reflector.go Reflector.watch, handleAnyWatch)
+//
+//   - W1 watch from lastSyncRV with allowWatchBookmarks and a random timeout in
+//     [5m, 10m) (MinWatchTimeout raises it).
+//   - W2 refused with connection refused or 429 → back off → W1 at the same RV, no relist.
+//     client-go: tools/cache/reflector.go isWatchErrorRetriable
+//   - W3 refused otherwise → BACKOFF → LIST.
+//   - W4 ADDED / MODIFIED / DELETED → store.Add / Update / Delete; lastSyncRV advances
+//     (after a watch from RV ""/"0", only once a non-ADDED event proves the synthetic
+//     ADDEDs are over).
+//   - W5 BOOKMARK → lastSyncRV advances; the store's objects do not change (a
+//     BookmarkStore is told the RV).
+//   - W6 the server closes the stream (its timeout) → W1 at once, no relist.
+//   - W7 closed in under 1s with no events (ErrVeryShortWatch) → BACKOFF → LIST.
+//   - W8 ERROR event 410 Expired → BACKOFF → LIST at lastSyncRV (the RV is NOT marked
+//     unavailable: a list at that RV may still be served; L3 handles it if not).
+//   - W9 ERROR event 429 → back off → W1.
+//   - W10 any other ERROR event, or a failed Resync → BACKOFF → LIST.
+//
+// WATCH-LIST, with Options.WatchList (client-go: tools/cache/reflector.go Reflector.watchList)
+//
+//   - S1 watch with sendInitialEvents=true, resourceVersionMatch=NotOlderThan, at the
+//     last synced RV ("" at first or when unavailable); the server sends one ADDED per
+//     object, then a BOOKMARK annotated k8s.io/initial-events-end.
+//   - S2 end bookmark → store.Replace(buffered objects, bookmark RV) → WATCH on the very
+//     same stream.
+//   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
+//   - S4 closed before the end bookmark → S1 with an empty buffer.
+//   - S5 refused otherwise (e.g. an old server) → LIST, in the same cycle.
+//   - S6 every 10s without the end bookmark → a warning.
+//
+// Around them: R1 a resync timer calls store.Resync every ResyncPeriod (when
+// ShouldResync allows) for as long as a watch runs (client-go: Reflector.startResync);
+// B1 each cycle that ends is handed to the WatchErrorHandler, then BACKOFF waits
+// 800ms, doubling to 30s, each delay plus up to 100% jitter, forgotten after 2 minutes
+// without a failure (client-go: Reflector.RunWithContext).
+//
+// # Invariants
+//
+//   - The store sees Replace once per successful (re)list, with everything, before any
+//     watch event of that cycle, and watch events in server order.
+//   - LastSyncResourceVersion only moves to an RV whose state the store has been given.
+//   - A wrong-type or undecodable object in a watch stream is logged with its key
+//     (namespace/name, recovered from the raw bytes) and skipped; the watch goes on.
+//   - When Run returns, no goroutine it started is left: not the watch stream's
+//     decoder, not the resync timer, not a backoff timer. Cancelling ctx aborts a LIST
+//     in flight.
+//   - Nothing here panics on bad input: constructors return ErrInvalidOptions.
+//
+// # Reading order
+//
+// store.go (what the reflector writes into), listerwatcher.go (what it reads from),
+// reflector.go (Options, Run, the cycle loop), list.go, pager.go, watch.go,
+// watchlist.go, resync.go, backoff.go, errors.go; then the wire: restclient.go,
+// restlw.go, decode.go, streamwatch.go; fakewatch.go for tests.
+//
+// # client-go 1.35+ defaults and ours
+//
+//	                       client-go v0.36.3                        this package
+//	initial state          watch-list stream (WatchListClient gate)  paged LIST; WatchList: true streams
+//	wire format            protobuf for built-ins in typed clients   JSON; Protobuf: true
+//	                       and generated informers; JSON otherwise
+//	backoff                800ms ×2 ≤30s, jitter 1.0, reset 2m       same numbers (reset rule below)
+//	watch timeout          random [5m, 10m)                          same
+//	page size              500                                       same
+//
+// # Differences from client-go
+//
+//   - Typed: ListerWatcher[T] decodes into T itself, so the reflector has no expected
+//     type to check at run time. client-go's stream decoder turns an undecodable
+//     object into an ERROR event, which ends the watch and relists everything; we skip
+//     that one event (see RESTListerWatcher.Watch).
+//   - The WatchErrorHandler sees every error that ends a cycle, including a watch that
+//     ended with 410 or an ERROR event; client-go logs those inside watch() and calls
+//     its handler only for LIST and watch-start failures. DefaultWatchErrorHandler keeps
+//     410 at debug level and a clean EOF silent, like client-go's.
+//   - Backoff starts over after 2 minutes without a failure; client-go's starts over 2
+//     minutes after the sequence began, even in the middle of an outage.
+//   - The LIST runs in Run's goroutine with ctx; client-go runs it in a goroutine with
+//     context.Background(), so cancelling stops the wait but not the request.
+//   - The watch-list backoff returns when ctx ends; client-go's sleeps through it.
+//   - The name defaults to the Go type, not the caller's file:line; logs go to slog.
+//   - Watch requests are not rate limited (Request.Throttle(nil)), as in client-go; we
+//     open them with rest.Request.Stream and decode frames ourselves.
+//   - Simplified (each safe because nothing in this module relies on it):
+//     MaxInternalErrorRetryDuration (default 0 = off in client-go; a 500 always
+//     relists here), ResourceVersionUpdater, the TransformingStore used while
+//     buffering watch-list events (our stores transform in Replace), the Table-kind
+//     checks (we never ask for Table output), the slow-list trace, the
+//     KUBE_WATCHLIST_INCONSISTENCY_DETECTOR check, an injectable clock (tests use
+//     testing/synctest), and the GVK check for unstructured objects.
+package reflector

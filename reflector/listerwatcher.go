@@ -1,0 +1,93 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// ListResult is one page of a LIST: the objects, the resource version the list was
+// served at, and the continue token of the next page ("" on the last page).
+//
+// Invariant: Items never alias the decoder's list object; every item is its own
+// allocation, so keeping one object does not keep a whole page alive.
+type ListResult[T any] struct {
+	Items           []T
+	ResourceVersion string
+	Continue        string
+}
+
+// Event is one watch event.
+//
+//   - Added, Modified, Deleted: Object is the object (for Deleted, its last state).
+//   - Bookmark: Object carries only metadata: the resource version the watch has
+//     reached and, for watch-list, the annotation k8s.io/initial-events-end.
+//   - Error: Status is the API status the server sent (e.g. 410 Expired); Object is
+//     the zero value.
+type Event[T any] struct {
+	Type   watch.EventType
+	Object T
+	Status *metav1.Status
+}
+
+// Watch is an open watch stream.
+//
+// client-go: apimachinery/pkg/watch/watch.go Interface
+type Watch[T any] interface {
+	// ResultChan delivers the events in server order. It is closed when the stream
+	// ends, whether the server ended it or Stop was called.
+	ResultChan() <-chan Event[T]
+	// Stop ends the stream and releases its connection. It may be called more than
+	// once. When it returns, no goroutine of the stream is left running.
+	Stop()
+}
+
+// Lister performs one LIST request. It does not page: the Pager does.
+type Lister[T any] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error)
+}
+
+// Watcher opens one WATCH request.
+type Watcher[T any] interface {
+	Watch(ctx context.Context, opts metav1.ListOptions) (Watch[T], error)
+}
+
+// ListerWatcher is the reflector's view of the API server for one resource: a LIST
+// and a WATCH with the same selectors. NewListerWatcher builds one over a REST
+// client; tests script their own.
+//
+// client-go: tools/cache/listwatch.go ListerWatcherWithContext
+type ListerWatcher[T any] interface {
+	Lister[T]
+	Watcher[T]
+}
+
+// ErrNoFunc is returned by ListWatch when the function for the call is nil.
+var ErrNoFunc = errors.New("reflector: ListWatch function is nil")
+
+// ListWatch adapts two functions to a ListerWatcher, for tests and for resources that
+// need a special request (for example a different path).
+//
+// client-go: tools/cache/listwatch.go ListWatch
+type ListWatch[T any] struct {
+	ListFunc  func(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error)
+	WatchFunc func(ctx context.Context, opts metav1.ListOptions) (Watch[T], error)
+}
+
+// List calls ListFunc.
+func (lw ListWatch[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {
+	if lw.ListFunc == nil {
+		return ListResult[T]{}, ErrNoFunc
+	}
+	return lw.ListFunc(ctx, opts)
+}
+
+// Watch calls WatchFunc.
+func (lw ListWatch[T]) Watch(ctx context.Context, opts metav1.ListOptions) (Watch[T], error) {
+	if lw.WatchFunc == nil {
+		return nil, ErrNoFunc
+	}
+	return lw.WatchFunc(ctx, opts)
+}

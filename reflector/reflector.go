@@ -1,0 +1,214 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Watch timeouts: each watch asks the server to end it after a random time in
+// [min, 2*min), so that the watches of many clients do not all restart at once.
+//
+// client-go: tools/cache/reflector.go defaultMinWatchTimeout
+const DefaultMinWatchTimeout = 5 * time.Minute
+
+// Options configures NewReflector. The zero value is a working configuration: the
+// classic paged LIST then WATCH, no resync, logs discarded.
+type Options[T Object] struct {
+	// Name identifies the reflector in logs. "" means the Go type of T.
+	Name string
+	// ResyncPeriod is how often store.Resync is called; 0 disables resync.
+	ResyncPeriod time.Duration
+	// ShouldResync, if set, is asked at every resync tick; Resync is skipped when it
+	// returns false. An informer uses it to resync only when a handler is due.
+	ShouldResync func() bool
+	// Logger receives the reflector's logs. nil discards them.
+	Logger *slog.Logger
+	// WatchList fetches the initial state with one streaming watch
+	// (sendInitialEvents=true) instead of a paged LIST, falling back to the LIST
+	// if the server refuses. client-go 1.35+ does this by default.
+	WatchList bool
+	// PageSize forces this page size on every LIST. 0 keeps client-go's rule: pages
+	// of DefaultPageSize for a list at RV "" or "0", and one unpaged request at a
+	// specific RV so that the watch cache can serve it.
+	PageSize int64
+	// WatchErrorHandler is called with the error that ended each list/watch cycle,
+	// before the backoff. nil means DefaultWatchErrorHandler. It must return quickly.
+	WatchErrorHandler func(ctx context.Context, r *Reflector[T], err error)
+	// Backoff shapes the delay between failed cycles; zero fields take defaults.
+	Backoff BackoffOptions
+	// MinWatchTimeout raises the lower bound of the random watch timeout. Values at
+	// or below DefaultMinWatchTimeout are ignored, to protect the control plane.
+	MinWatchTimeout time.Duration
+}
+
+// Reflector keeps a Store in step with one resource on the API server: it lists
+// everything once, then applies watch events, and relists when the watch cannot go
+// on. See doc.go for the state machine.
+//
+// client-go: tools/cache/reflector.go Reflector
+type Reflector[T Object] struct {
+	// Set by NewReflector and never changed: read without a lock.
+	name            string
+	typeDescription string
+	lw              ListerWatcher[T]
+	store           Store[T]
+	logger          *slog.Logger
+	opts            Options[T]
+	errorHandler    func(ctx context.Context, r *Reflector[T], err error)
+	minWatchTimeout time.Duration
+
+	running atomic.Bool // true while Run executes; a second concurrent Run refuses
+
+	// Owned by the goroutine running Run; no lock needed.
+	backoff         *backoff
+	paginatedResult bool // the RV="0" list came back in pages: the watch cache is off, keep paging
+
+	mu sync.RWMutex
+	// lastSyncRV is the resource version of the last list or watch event applied to
+	// the store. Guarded by mu.
+	lastSyncRV string
+	// rvUnavailable is set when a list or watch at lastSyncRV failed with Expired or
+	// "too large resource version", so the next list must be a consistent read
+	// (RV ""). Guarded by mu.
+	rvUnavailable bool
+}
+
+// NewReflector returns a reflector that fills store from lw. It starts nothing: call
+// Run.
+//
+// client-go: tools/cache/reflector.go NewReflectorWithOptions
+func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]) (*Reflector[T], error) {
+	if lw == nil || isNil(lw) {
+		return nil, fmt.Errorf("%w: nil ListerWatcher", ErrInvalidOptions)
+	}
+	if store == nil || isNil(store) {
+		return nil, fmt.Errorf("%w: nil Store", ErrInvalidOptions)
+	}
+	if opts.ResyncPeriod < 0 || opts.PageSize < 0 || opts.MinWatchTimeout < 0 {
+		return nil, fmt.Errorf("%w: ResyncPeriod, PageSize and MinWatchTimeout must be >= 0", ErrInvalidOptions)
+	}
+	if _, err := newBackoff(opts.Backoff); err != nil {
+		return nil, err
+	}
+	r := &Reflector[T]{
+		typeDescription: reflect.TypeFor[T]().String(),
+		lw:              lw,
+		store:           store,
+		opts:            opts,
+		errorHandler:    opts.WatchErrorHandler,
+		minWatchTimeout: max(opts.MinWatchTimeout, DefaultMinWatchTimeout),
+	}
+	r.name = opts.Name
+	if r.name == "" {
+		r.name = r.typeDescription
+	}
+	if r.errorHandler == nil {
+		r.errorHandler = DefaultWatchErrorHandler[T]
+	}
+	r.logger = loggerOrDiscard(opts.Logger).With("reflector", r.name)
+	return r, nil
+}
+
+// Name returns the reflector's name, as used in its logs.
+func (r *Reflector[T]) Name() string { return r.name }
+
+// Run lists and watches until ctx is cancelled, backing off between failed cycles.
+// When it returns, every goroutine it started has exited. Run must not be called
+// again while it runs; a concurrent second call logs an error and returns.
+//
+// client-go: tools/cache/reflector.go Reflector.RunWithContext
+func (r *Reflector[T]) Run(ctx context.Context) {
+	if !r.running.CompareAndSwap(false, true) {
+		r.logger.Error("Run called while the reflector is already running; ignoring")
+		return
+	}
+	defer r.running.Store(false)
+	r.backoff, _ = newBackoff(r.opts.Backoff) // validated by NewReflector
+	r.logger.Debug("starting reflector", "type", r.typeDescription, "resyncPeriod", r.opts.ResyncPeriod)
+	defer r.logger.Debug("stopping reflector", "type", r.typeDescription)
+	for {
+		err := r.listAndWatch(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			r.errorHandler(ctx, r, err)
+		}
+		// Transition B1. Why back off even after a cycle that ended without error: every cycle
+		// ends in a relist, and relists are what overload a recovering server.
+		if !sleepCtx(ctx, r.backoff.Next(time.Now())) {
+			return
+		}
+	}
+}
+
+// LastSyncResourceVersion is the resource version of the last list or watch event
+// the reflector applied to its store ("" before the first list). It is safe to call
+// from any goroutine.
+//
+// client-go: tools/cache/reflector.go Reflector.LastSyncResourceVersion
+func (r *Reflector[T]) LastSyncResourceVersion() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.lastSyncRV
+}
+
+func (r *Reflector[T]) setLastSyncResourceVersion(rv string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastSyncRV = rv
+}
+
+func (r *Reflector[T]) setResourceVersionUnavailable(unavailable bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rvUnavailable = unavailable
+}
+
+// DefaultWatchErrorHandler logs err at a level that matches how unusual it is: an
+// expired resource version is routine (debug), a clean close is silent, anything
+// else is a warning.
+//
+// client-go: tools/cache/reflector.go DefaultWatchErrorHandler
+func DefaultWatchErrorHandler[T Object](_ context.Context, r *Reflector[T], err error) {
+	switch {
+	case isExpiredError(err):
+		r.logger.Debug("watch closed; relisting", "err", err)
+	case errors.Is(err, io.EOF):
+		// closed normally
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		r.logger.Info("watch closed with an unexpected EOF", "err", err)
+	default:
+		r.logger.Warn("list/watch failed", "type", r.typeDescription, "err", err)
+	}
+}
+
+// watchTimeoutSeconds picks the server-side timeout of one watch, uniformly in
+// [min, 2*min).
+//
+// client-go: tools/cache/reflector.go Reflector.watch
+func (r *Reflector[T]) watchTimeoutSeconds() *int64 {
+	lo := r.minWatchTimeout.Seconds()
+	s := int64(lo + rand.Float64()*lo)
+	return &s
+}
+
+// sleepCtx waits d or until ctx ends; it reports whether the full wait elapsed.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}

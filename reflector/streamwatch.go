@@ -1,0 +1,114 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// streamWatch is the Watch of one HTTP watch response: a goroutine reads frames from
+// the body, decodes them and hands them to the consumer over result.
+//
+// client-go: apimachinery/pkg/watch/streamwatcher.go StreamWatcher
+type streamWatch[T Object] struct {
+	result   chan Event[T]      // closed by receive as it returns
+	done     chan struct{}      // closed by Stop
+	exited   chan struct{}      // closed by receive as it returns
+	stopOnce sync.Once          // guards close(done)
+	cancel   context.CancelFunc // cancels the HTTP request, which unblocks a body read
+	body     io.ReadCloser      // owned by receive
+}
+
+// startStreamWatch starts decoding body. cancel must cancel the request body belongs
+// to.
+func startStreamWatch[T Object](body io.ReadCloser, cancel context.CancelFunc, c *codec[T], logger *slog.Logger) *streamWatch[T] {
+	w := &streamWatch[T]{
+		result: make(chan Event[T]),
+		done:   make(chan struct{}),
+		exited: make(chan struct{}),
+		cancel: cancel,
+		body:   body,
+	}
+	// Goroutine owned by this streamWatch: it exits when the body ends (the server
+	// closed the watch, or the connection broke) or when Stop cancels the request.
+	go w.receive(c, logger)
+	return w
+}
+
+// ResultChan implements Watch.
+func (w *streamWatch[T]) ResultChan() <-chan Event[T] { return w.result }
+
+// Stop implements Watch. It returns once the decoding goroutine has exited.
+func (w *streamWatch[T]) Stop() {
+	w.stopOnce.Do(func() {
+		close(w.done)
+		w.cancel()
+	})
+	<-w.exited
+}
+
+// receive is the body of the decoding goroutine.
+func (w *streamWatch[T]) receive(c *codec[T], logger *slog.Logger) {
+	defer close(w.exited)
+	defer close(w.result)
+	defer w.cancel()
+	frames := newFrameReader(c.framer, w.body)
+	defer frames.frames.Close()
+	for {
+		frame, err := frames.next()
+		switch {
+		case err == nil:
+		case errors.Is(err, errFrameTooLarge):
+			logger.Warn("skipping watch event", "err", err)
+			continue
+		case w.stopped(), errors.Is(err, io.EOF), errors.Is(err, context.Canceled):
+			// Normal end: the server closed the watch (its timeout), or we stopped it.
+			return
+		case utilnet.IsProbableEOF(err) || utilnet.IsTimeout(err):
+			logger.Debug("watch stream ended", "err", err)
+			return
+		default:
+			// Pitfall: a stream whose framing is broken (a JSON syntax error) cannot be
+			// re-synchronised, so unlike an undecodable object this ends the watch,
+			// with the 500 status client-go reports for it.
+			w.send(Event[T]{Type: watch.Error, Status: undecodableStatus(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
+			return
+		}
+		ev, err := c.decodeEvent(frame)
+		if err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				logger.Warn("skipping watch event", "key", de.Key, "eventType", string(de.EventType), "err", de.Err)
+			}
+			continue
+		}
+		if !w.send(ev) {
+			return
+		}
+	}
+}
+
+// send hands ev to the consumer; false if the watch was stopped first.
+func (w *streamWatch[T]) send(ev Event[T]) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-w.done:
+		return false
+	}
+}
+
+func (w *streamWatch[T]) stopped() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,224 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// initialEventsWarnInterval is how often watch-list warns while the bookmark that
+// ends the initial events has not arrived.
+//
+// client-go: tools/cache/reflector.go newInitialEventsEndBookmarkTicker
+const initialEventsWarnInterval = 10 * time.Second
+
+// eventSink receives watch events: the Store, or the watch-list buffer.
+type eventSink[T any] interface {
+	Add(obj T) error
+	Update(obj T) error
+	Delete(obj T) error
+}
+
+// watchWithResync runs the watch loop with the resync timer beside it.
+//
+// client-go: tools/cache/reflector.go Reflector.watchWithResync
+func (r *Reflector[T]) watchWithResync(ctx context.Context, w Watch[T]) error {
+	resyncErr := make(chan error, 1)
+	if r.opts.ResyncPeriod > 0 {
+		resyncCtx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		// Goroutine owned by this call: the resync timer. It exits when resyncCtx
+		// is cancelled, which the deferred func does before waiting for it, so it
+		// never outlives the watch.
+		wg.Go(func() { r.resyncLoop(resyncCtx, resyncErr) })
+		defer func() {
+			cancel()
+			wg.Wait()
+		}()
+	}
+	return r.watch(ctx, w, resyncErr)
+}
+
+// watch re-watches from the last synced resource version for as long as that is
+// safe, and returns the error that makes a relist necessary (nil when ctx ends).
+// w, if not nil, is the stream watch-list left open.
+//
+// client-go: tools/cache/reflector.go Reflector.watch
+func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan error) error {
+	for {
+		if ctx.Err() != nil {
+			if w != nil {
+				w.Stop()
+			}
+			return nil
+		}
+		start := time.Now()
+		// Why: a watch from RV "" or "0" begins with synthetic ADDED events in no
+		// particular RV order; the RV may only advance once they are over.
+		propagateFromStart := true
+		if w == nil {
+			// Transition W1: open a watch at the last synced RV.
+			opts := metav1.ListOptions{
+				ResourceVersion: r.LastSyncResourceVersion(),
+				// Why: the server ends the watch after this; a random value spreads
+				// the re-watches of many clients.
+				TimeoutSeconds: r.watchTimeoutSeconds(),
+				// Why: bookmarks keep our RV fresh on quiet resources, so a re-watch
+				// after a disconnect is less likely to hit 410.
+				AllowWatchBookmarks: true,
+			}
+			propagateFromStart = opts.ResourceVersion != "" && opts.ResourceVersion != "0"
+			var err error
+			w, err = r.lw.Watch(ctx, opts)
+			if err != nil {
+				if isWatchErrorRetriable(err) {
+					// Transition W2: watch refused (connection refused, 429) → back off
+					// → re-watch at the same RV, no relist.
+					r.logger.Debug("watch failed; backing off", "err", err)
+					if !sleepCtx(ctx, r.backoff.Next(time.Now())) {
+						return nil
+					}
+					continue
+				}
+				// Transition W3: watch refused otherwise → relist.
+				return fmt.Errorf("watch %s: %w", r.typeDescription, err)
+			}
+		}
+		_, err := r.handleWatch(ctx, w, r.store, start, false, func(rv string, pastSyntheticAdds bool) {
+			if propagateFromStart || pastSyntheticAdds {
+				r.setLastSyncResourceVersion(rv)
+			}
+		}, resyncErr)
+		w.Stop()
+		w = nil
+		switch {
+		case err == nil:
+			// Transition W6: watch closed normally (server timeout) → re-watch at once
+			// from the last RV, no relist.
+			continue
+		case errors.Is(err, errStopRequested):
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			// Transition W9: watch ended with 429 → back off → re-watch.
+			r.logger.Debug("watch ended with 429; backing off")
+			if !sleepCtx(ctx, r.backoff.Next(time.Now())) {
+				return nil
+			}
+			continue
+		default:
+			// Transitions W7, W8, W10: very short watch, 410 Expired, resync failure or any other
+			// error → relist. Pitfall: after 410 we do NOT mark the RV unavailable:
+			// a LIST at that RV means "at least this new" and the watch cache can
+			// still serve it; only if that LIST also fails do we read from etcd.
+			//
+			// Simplified: client-go can re-watch after 500 InternalError for
+			// MaxInternalErrorRetryDuration, which defaults to 0 (off); we always relist.
+			return fmt.Errorf("watch of %s ended: %w", r.typeDescription, err)
+		}
+	}
+}
+
+// handleWatch applies the events of w to sink until the stream ends, an Error
+// event or a resync failure arrives, or ctx is cancelled (errStopRequested). With
+// exitOnInitialEventsEnd it returns as soon as the watch-list end bookmark arrives,
+// leaving w open. onRV is told the resource version after every event, and whether
+// an event other than ADDED has been seen. The caller stops w.
+//
+// client-go: tools/cache/reflector.go handleAnyWatch
+func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSink[T], start time.Time, exitOnInitialEventsEnd bool, onRV func(rv string, pastSyntheticAdds bool), resyncErr <-chan error) (initialEventsEnd bool, err error) {
+	var ticks <-chan time.Time
+	if exitOnInitialEventsEnd {
+		ticker := time.NewTicker(initialEventsWarnInterval)
+		defer ticker.Stop()
+		ticks = ticker.C
+	}
+	pastSyntheticAdds := false
+	count := 0
+	var lastEvent time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return initialEventsEnd, errStopRequested
+		case err := <-resyncErr:
+			return initialEventsEnd, err
+		case now := <-ticks:
+			r.warnMissingInitialEventsEnd(now, start, lastEvent)
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				if count == 0 && time.Since(start) < time.Second {
+					return initialEventsEnd, fmt.Errorf("%s: %w", r.name, ErrVeryShortWatch)
+				}
+				return initialEventsEnd, nil
+			}
+			if ev.Type == watch.Error {
+				// Transitions W8–W10 start here: an Error event → its status as an error.
+				return initialEventsEnd, statusError(ev.Status)
+			}
+			if isNil(ev.Object) {
+				r.logger.Warn("skipping watch event without an object", "eventType", string(ev.Type))
+				continue
+			}
+			// Transitions W4, W5: apply the event to the store (or the watch-list buffer).
+			r.applyEvent(ev, sink)
+			switch ev.Type {
+			case watch.Modified, watch.Deleted:
+				pastSyntheticAdds = true
+			case watch.Bookmark:
+				pastSyntheticAdds = true
+				if ev.Object.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+					initialEventsEnd = true
+				}
+			}
+			onRV(ev.Object.GetResourceVersion(), pastSyntheticAdds)
+			count++
+			if exitOnInitialEventsEnd && initialEventsEnd {
+				r.logger.Debug("initial events received", "events", count, "took", time.Since(start))
+				return true, nil
+			}
+			lastEvent = time.Now()
+		}
+	}
+}
+
+// applyEvent hands one event to sink. Store errors are logged, not returned: the
+// event is gone either way, and the next relist repairs the store.
+func (r *Reflector[T]) applyEvent(ev Event[T], sink eventSink[T]) {
+	var err error
+	switch ev.Type {
+	case watch.Added:
+		err = sink.Add(ev.Object)
+	case watch.Modified:
+		err = sink.Update(ev.Object)
+	case watch.Deleted:
+		err = sink.Delete(ev.Object)
+	case watch.Bookmark:
+		// Transition W5: Bookmark → the RV advances; the store's objects do not change.
+		if bs, ok := sink.(BookmarkStore); ok {
+			err = bs.Bookmark(ev.Object.GetResourceVersion())
+		}
+	default:
+		r.logger.Warn("skipping watch event of unknown type", "eventType", string(ev.Type))
+		return
+	}
+	if err != nil {
+		r.logger.Error("store rejected a watch event", "eventType", string(ev.Type), "key", objectKey(ev.Object.GetNamespace(), ev.Object.GetName()), "err", err)
+	}
+}
+
+// warnMissingInitialEventsEnd warns when the initial-events stream has stalled.
+//
+// client-go: tools/cache/reflector.go initialEventsEndBookmarkTicker.produceWarningIfExpired
+func (r *Reflector[T]) warnMissingInitialEventsEnd(now, start, lastEvent time.Time) {
+	switch {
+	case lastEvent.IsZero():
+		r.logger.Warn("awaiting the bookmark that ends the initial events; no events received yet", "waited", now.Sub(start))
+	case now.Sub(lastEvent) >= initialEventsWarnInterval:
+		r.logger.Warn("awaiting the bookmark that ends the initial events", "sinceLastEvent", now.Sub(lastEvent))
+	}
+}

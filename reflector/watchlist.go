@@ -1,0 +1,163 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// rewatchResourceVersion chooses the RV of a watch-list: the last synced RV ("" at
+// first), or "" after it proved unavailable. With resourceVersionMatch=NotOlderThan,
+// "" means "the newest state, read consistently".
+//
+// client-go: tools/cache/reflector.go Reflector.rewatchResourceVersion
+func (r *Reflector[T]) rewatchResourceVersion() string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.rvUnavailable {
+		return ""
+	}
+	return r.lastSyncRV
+}
+
+// watchList fetches the full state as a stream: the server sends one ADDED per
+// object, then a bookmark annotated k8s.io/initial-events-end at the RV of that
+// state. We buffer the events, Replace the store with them at the bookmark's RV,
+// and return the still-open watch for the watch loop to continue. A nil watch with
+// a nil error means ctx was cancelled; an error means "fall back to LIST".
+//
+// client-go: tools/cache/reflector.go Reflector.watchList
+func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
+	for {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		// Transition S1: ask for the state as a stream of ADDED events.
+		buffer := newInitialEvents[T]()
+		sendInitialEvents := true
+		opts := metav1.ListOptions{
+			ResourceVersion:      r.rewatchResourceVersion(),
+			ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+			SendInitialEvents:    &sendInitialEvents,
+			AllowWatchBookmarks:  true,
+			TimeoutSeconds:       r.watchTimeoutSeconds(),
+		}
+		start := time.Now()
+		w, err := r.lw.Watch(ctx, opts)
+		if err != nil {
+			if r.retryWatchList(ctx, err) {
+				continue
+			}
+			return nil, err
+		}
+		var bookmarkRV string
+		ended, err := r.handleWatch(ctx, w, buffer, start, true, func(rv string, pastSyntheticAdds bool) {
+			if pastSyntheticAdds {
+				bookmarkRV = rv
+			}
+		}, nil)
+		if err != nil {
+			w.Stop()
+			if errors.Is(err, errStopRequested) {
+				return nil, nil
+			}
+			if r.retryWatchList(ctx, err) {
+				continue
+			}
+			return nil, err
+		}
+		if !ended {
+			// Transition S4: stream closed before the end bookmark → start over.
+			w.Stop()
+			continue
+		}
+		// Transition S2: end bookmark → Replace, and keep this very watch open.
+		r.setResourceVersionUnavailable(false)
+		if err := r.store.Replace(buffer.list(), bookmarkRV); err != nil {
+			w.Stop()
+			return nil, fmt.Errorf("replace store content with the watch-list of %s: %w", r.typeDescription, err)
+		}
+		r.setLastSyncResourceVersion(bookmarkRV)
+		return w, nil
+	}
+}
+
+// retryWatchList decides whether a failed watch-list is retried as a watch-list:
+// after a backoff for connection refused or 429, at once with RV "" for an expired
+// or too-new RV. Anything else falls back to LIST.
+//
+// Differences from client-go: client-go's backoff sleep here ignores cancellation;
+// ours returns as soon as ctx ends.
+//
+// client-go: tools/cache/reflector.go Reflector.watchList (isErrorRetriableWithSideEffectsFn)
+func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
+	// Transition S3.
+	switch {
+	case isWatchErrorRetriable(err):
+		r.logger.Debug("watch-list failed; backing off", "err", err)
+		sleepCtx(ctx, r.backoff.Next(time.Now()))
+		return true
+	case isExpiredError(err) || isTooLargeResourceVersionError(err):
+		r.setResourceVersionUnavailable(true)
+		return true
+	default:
+		return false
+	}
+}
+
+// initialEvents buffers the initial events of a watch-list, keyed by namespace/name,
+// in the order the objects first appeared. It is used by one goroutine.
+//
+// Simplified: client-go buffers into a cache.Store and applies the target store's
+// transform function while buffering. Our stores transform in Replace, so the
+// buffered objects are held untransformed until then: the same result, with a
+// higher peak while the stream is in flight.
+type initialEvents[T Object] struct {
+	byKey map[string]*bufferedObject[T]
+	order []*bufferedObject[T]
+}
+
+type bufferedObject[T any] struct {
+	obj     T
+	present bool
+}
+
+func newInitialEvents[T Object]() *initialEvents[T] {
+	return &initialEvents[T]{byKey: make(map[string]*bufferedObject[T])}
+}
+
+func (b *initialEvents[T]) Add(obj T) error {
+	key := objectKey(obj.GetNamespace(), obj.GetName())
+	e, ok := b.byKey[key]
+	if !ok {
+		e = &bufferedObject[T]{}
+		b.byKey[key] = e
+		b.order = append(b.order, e)
+	}
+	e.obj, e.present = obj, true
+	return nil
+}
+
+func (b *initialEvents[T]) Update(obj T) error { return b.Add(obj) }
+
+func (b *initialEvents[T]) Delete(obj T) error {
+	if e, ok := b.byKey[objectKey(obj.GetNamespace(), obj.GetName())]; ok {
+		var zero T
+		e.obj, e.present = zero, false
+	}
+	return nil
+}
+
+// list returns the buffered objects in first-seen order.
+func (b *initialEvents[T]) list() []T {
+	out := make([]T, 0, len(b.order))
+	for _, e := range b.order {
+		if e.present {
+			out = append(out, e.obj)
+		}
+	}
+	return out
+}
