@@ -1,0 +1,131 @@
+package informer_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/internal/fakeapi"
+)
+
+// queueKinds: the shared informer suite runs every test on both queues.
+var queueKinds = []struct {
+	name string
+	kind informer.QueueKind
+}{{"DeltaFIFO", informer.DeltaFIFOQueue}, {"RealFIFO", informer.RealFIFOQueue}}
+
+func cm(name string, data ...string) *corev1.ConfigMap {
+	c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Data: map[string]string{}}
+	for i := 0; i+1 < len(data); i += 2 {
+		c.Data[data[i]] = data[i+1]
+	}
+	return c
+}
+
+// event is one handler call as a recorder saw it.
+type event struct {
+	kind            string // add, update, delete
+	name            string
+	rv              string // of the new object (add, update) or the deleted one
+	oldRV           string // update only
+	isInInitialList bool
+	tombstone       bool
+}
+
+func (e event) String() string {
+	return fmt.Sprintf("%s %s@%s", e.kind, e.name, e.rv)
+}
+
+// recorder is a handler that records every call.
+type recorder struct {
+	mu     sync.Mutex
+	events []event
+}
+
+func (r *recorder) OnAdd(obj *corev1.ConfigMap, isInInitialList bool) {
+	r.append(event{kind: "add", name: obj.Name, rv: obj.ResourceVersion, isInInitialList: isInInitialList})
+}
+
+func (r *recorder) OnUpdate(old, obj *corev1.ConfigMap) {
+	r.append(event{kind: "update", name: obj.Name, rv: obj.ResourceVersion, oldRV: old.ResourceVersion})
+}
+
+func (r *recorder) OnDelete(obj *corev1.ConfigMap, tombstone *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) {
+	r.append(event{kind: "delete", name: obj.Name, rv: obj.ResourceVersion, tombstone: tombstone != nil})
+}
+
+func (r *recorder) append(e event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *recorder) get() []event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]event(nil), r.events...)
+}
+
+// kinds returns "add name" strings for compact assertions.
+func (r *recorder) summary() []string {
+	var out []string
+	for _, e := range r.get() {
+		s := e.kind + " " + e.name
+		if e.tombstone {
+			s += " (tombstone)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// running starts inf.Run in the background and returns a stop func that cancels it
+// and waits until Run has returned.
+func running[T indexer.Object](t *testing.T, inf *informer.SharedIndexInformer[T]) (context.Context, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		inf.Run(ctx)
+	}()
+	stop := func() {
+		cancel()
+		<-done
+	}
+	t.Cleanup(stop)
+	return ctx, stop
+}
+
+func newInformer(kind informer.QueueKind, src *fakeapi.Server[*corev1.ConfigMap], opts informer.Options[*corev1.ConfigMap]) *informer.SharedIndexInformer[*corev1.ConfigMap] {
+	opts.Queue = kind
+	return informer.NewSharedIndexInformer[*corev1.ConfigMap](src, opts)
+}
+
+// logBuffer is a slog logger writing into a buffer tests can read.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }

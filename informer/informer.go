@@ -1,0 +1,188 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/reflector"
+)
+
+// ErrStarted is returned by the setters that only work before Run.
+var ErrStarted = errors.New("informer has already started")
+
+// QueueKind selects the queue between the reflector and the processing loop.
+type QueueKind int
+
+const (
+	// DeltaFIFOQueue (the default) coalesces the changes of one object into one queue
+	// entry: the classic path the client-go literature describes.
+	DeltaFIFOQueue QueueKind = iota
+	// RealFIFOQueue keeps every event in order and delivers a relist as one atomic
+	// ReplacedAll: what client-go 1.36 informers use by default.
+	RealFIFOQueue
+)
+
+// Options configures NewSharedIndexInformer. The zero value works: DeltaFIFO, paged
+// LIST then WATCH, no resync, no extra indexes, logs discarded.
+type Options[T indexer.Object] struct {
+	// Name identifies the informer in logs; "" uses the reflector's default.
+	Name string
+	// ResyncPeriod is the default resync period of handlers added without one; it is
+	// also how often the informer checks whether any handler is due. 0: no resync.
+	ResyncPeriod time.Duration
+	// Indexers are the cache's extra indexes (the namespace index is common).
+	Indexers indexer.Indexers[T]
+	// Queue selects DeltaFIFO (default) or RealFIFO.
+	Queue QueueKind
+	// WatchList starts with a streaming watch-list instead of a paged LIST.
+	WatchList bool
+	// PageSize forces a LIST page size (0: the reflector's default rule).
+	PageSize int64
+	// BacklogWarning is the backlog at which a handler's listener first logs that it
+	// falls behind (then at 2×, 4×, …). 0 means 1024; negative disables the log.
+	BacklogWarning int
+	// Logger receives the informer's, the reflector's and the listeners' logs.
+	Logger *slog.Logger
+}
+
+// SharedIndexInformer lists and watches one resource, keeps it in an Indexer, and
+// fans every change out to any number of handlers, each on its own goroutine.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer
+type SharedIndexInformer[T indexer.Object] struct {
+	lw        reflector.ListerWatcher[T]
+	opts      Options[T]
+	logger    *slog.Logger
+	indexer   indexer.Indexer[T]
+	processor *sharedProcessor[T]
+	// synced is closed when the queue has handed over the first list (informer
+	// HasSynced).
+	synced chan struct{}
+	errs   syncErrors
+
+	// blockDeltas is held while a batch of deltas is applied to the indexer and
+	// distributed, and while a late handler's replay is queued, so that the replay
+	// and the live notifications cannot interleave or miss each other.
+	//
+	// client-go: tools/cache/shared_informer.go sharedIndexInformer.blockDeltas
+	blockDeltas sync.Mutex
+
+	mu sync.Mutex
+	// started, stopped: Run's lifecycle. Guarded by mu.
+	started, stopped bool
+	// transform and watchErrorHandler are set before Run. Guarded by mu.
+	transform         func(T) (T, error)
+	watchErrorHandler func(ctx context.Context, err error)
+	// resyncCheckPeriod is how often the reflector asks whether a handler is due;
+	// it starts at Options.ResyncPeriod and is lowered by a handler registered
+	// before Run with a shorter period. Guarded by mu.
+	resyncCheckPeriod time.Duration
+	// refl is the running reflector, for LastSyncResourceVersion. Guarded by mu.
+	refl *reflector.Reflector[T]
+}
+
+// NewSharedIndexInformer returns an informer for lw. It starts nothing: add handlers,
+// then call Run.
+//
+// client-go: tools/cache/shared_informer.go NewSharedIndexInformerWithOptions
+func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opts Options[T]) *SharedIndexInformer[T] {
+	if opts.BacklogWarning == 0 {
+		opts.BacklogWarning = initialBufferSize
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.Name != "" {
+		logger = logger.With("informer", opts.Name)
+	}
+	return &SharedIndexInformer[T]{
+		lw:                lw,
+		opts:              opts,
+		logger:            logger,
+		indexer:           indexer.New(indexer.Options[T]{Indexers: opts.Indexers}),
+		processor:         newSharedProcessor[T](),
+		synced:            make(chan struct{}),
+		errs:              newSyncErrors(),
+		resyncCheckPeriod: opts.ResyncPeriod,
+	}
+}
+
+// Indexer returns the informer's cache. It is live: read it, never write it.
+func (s *SharedIndexInformer[T]) Indexer() indexer.Indexer[T] { return s.indexer }
+
+// Lister returns a Lister over the cache.
+func (s *SharedIndexInformer[T]) Lister() indexer.Lister[T] { return indexer.NewLister(s.indexer) }
+
+// HasSynced reports whether the informer has filled its cache from the first list.
+// Pitfall: that does not mean a handler has seen those objects yet — use the
+// Registration's HasSynced for that.
+func (s *SharedIndexInformer[T]) HasSynced() bool {
+	select {
+	case <-s.synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// Synced is closed when HasSynced becomes true.
+func (s *SharedIndexInformer[T]) Synced() <-chan struct{} { return s.synced }
+
+// LastSyncResourceVersion is the resource version the cache last synced to ("" before Run).
+func (s *SharedIndexInformer[T]) LastSyncResourceVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.refl == nil {
+		return ""
+	}
+	return s.refl.LastSyncResourceVersion()
+}
+
+// SetTransform sets a function applied to every object before it is cached (to
+// strip managedFields, say). It must be called before Run.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.SetTransform
+func (s *SharedIndexInformer[T]) SetTransform(f func(T) (T, error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("SetTransform: %w", ErrStarted)
+	}
+	s.transform = f
+	return nil
+}
+
+// SetWatchErrorHandler sets the function called with each error that ends a
+// list/watch cycle (the default logs it). It must be called before Run.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.SetWatchErrorHandlerWithContext
+func (s *SharedIndexInformer[T]) SetWatchErrorHandler(f func(ctx context.Context, err error)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return fmt.Errorf("SetWatchErrorHandler: %w", ErrStarted)
+	}
+	s.watchErrorHandler = f
+	return nil
+}
+
+// HasStarted reports whether Run has been called.
+func (s *SharedIndexInformer[T]) HasStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+// IsStopped reports whether Run has returned.
+func (s *SharedIndexInformer[T]) IsStopped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopped
+}

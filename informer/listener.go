@@ -1,0 +1,224 @@
+package informer
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/kubeinternals/informers/indexer"
+)
+
+// notificationKind says which handler method a notification is for.
+type notificationKind uint8
+
+const (
+	addNotification notificationKind = iota
+	updateNotification
+	deleteNotification
+)
+
+// notification is one handler call waiting in a listener's buffer.
+type notification[T indexer.Object] struct {
+	kind            notificationKind
+	isInInitialList bool
+	oldObj, newObj  T // add: newObj; update: both; delete: oldObj
+	tombstone       *indexer.DeletedFinalStateUnknown[T]
+}
+
+// listener relays notifications from the informer to one handler. add never blocks:
+// it appends to an unbounded ring buffer, and the listener's own goroutine (run) pops
+// and calls the handler. So a slow handler delays only itself, never the informer's
+// processing loop or the other handlers — at the price of memory for its backlog,
+// which Backlog and HighWater expose and which is logged when it passes a threshold.
+//
+// Simplified: client-go's processorListener uses three goroutines (pop, run,
+// watchSynced) and two channels; one goroutine with a mutex-guarded ring does the
+// same job with no channel hop per notification.
+//
+// client-go: tools/cache/shared_informer.go processorListener
+type listener[T indexer.Object] struct {
+	handler ResourceEventHandler[T]
+	logger  *slog.Logger
+	// wake has capacity 1: add leaves a token so a sleeping run wakes up.
+	wake chan struct{}
+	// done is closed when run has returned.
+	done chan struct{}
+
+	mu sync.Mutex
+	// pending holds notifications not yet handed to the handler. Guarded by mu.
+	pending *ring[notification[T]]
+	// closed: no more notifications are accepted and run exits. Guarded by mu.
+	closed bool
+	// highWater is the largest backlog seen. Guarded by mu.
+	highWater int
+	// warnAt is the backlog size at which the next warning is logged; it doubles
+	// after each warning so a stuck handler logs O(log n) lines. Guarded by mu.
+	warnAt int
+	// sync tracks whether this handler has seen the initial list. Guarded by mu.
+	sync syncTracker
+
+	resyncMu sync.Mutex
+	// requestedResyncPeriod is what the caller asked for (after the 1s minimum).
+	// Guarded by resyncMu.
+	requestedResyncPeriod time.Duration
+	// resyncPeriod is the period in force: 0 when the informer does not resync.
+	// Guarded by resyncMu.
+	resyncPeriod time.Duration
+	// nextResync is when this handler is next due a resync. Guarded by resyncMu.
+	nextResync time.Time
+}
+
+func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logger, requested, period time.Duration, warnAt int) *listener[T] {
+	l := &listener[T]{
+		handler:               h,
+		logger:                logger,
+		wake:                  make(chan struct{}, 1),
+		done:                  make(chan struct{}),
+		pending:               newRing[notification[T]](initialBufferSize),
+		warnAt:                warnAt,
+		sync:                  newSyncTracker(),
+		requestedResyncPeriod: requested,
+		resyncPeriod:          period,
+	}
+	l.nextResync = time.Now().Add(period)
+	return l
+}
+
+// initialBufferSize is the ring's starting capacity, as in client-go.
+const initialBufferSize = 1024
+
+// add queues a notification; it never blocks.
+func (l *listener[T]) add(n notification[T]) {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	if n.kind == addNotification && n.isInInitialList {
+		l.sync.start()
+	}
+	l.pending.push(n)
+	backlog := l.pending.len()
+	l.highWater = max(l.highWater, backlog)
+	warn := l.warnAt > 0 && backlog >= l.warnAt
+	if warn {
+		l.warnAt *= 2
+	}
+	l.mu.Unlock()
+	if warn {
+		l.logger.Warn("event handler is falling behind: its backlog keeps growing in memory", "backlog", backlog)
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// run calls the handler for each notification in order until close.
+//
+// Owner: the sharedProcessor (started by run or addListener); exits when close is
+// called, after the handler call in progress returns. Notifications still queued then
+// are dropped, as in client-go: the informer is stopping.
+func (l *listener[T]) run() {
+	defer close(l.done)
+	for {
+		l.mu.Lock()
+		n, ok := l.pending.pop()
+		closed := l.closed
+		l.mu.Unlock()
+		if closed {
+			return
+		}
+		if !ok {
+			<-l.wake
+			continue
+		}
+		l.call(n)
+		if n.kind == addNotification && n.isInInitialList {
+			l.mu.Lock()
+			l.sync.finished()
+			l.mu.Unlock()
+		}
+	}
+}
+
+// call invokes the handler, recovering a panic so that one bad handler or object
+// stops neither this listener, the informer, nor the other handlers.
+//
+// Differences from client-go: client-go's HandleCrash re-panics by default (crashing
+// the process), and when configured not to, sleeps 1s after each panic. We log the
+// panic with the object's key and go on with the next notification.
+func (l *listener[T]) call(n notification[T]) {
+	defer func() {
+		if r := recover(); r != nil {
+			obj := n.newObj
+			if n.kind == deleteNotification {
+				obj = n.oldObj
+			}
+			key, _ := indexer.MetaNamespaceKeyFunc(obj)
+			l.logger.Error("event handler panicked; skipping this notification", "key", key,
+				"notification", n.kind.String(), "panic", fmt.Sprint(r))
+		}
+	}()
+	switch n.kind {
+	case addNotification:
+		l.handler.OnAdd(n.newObj, n.isInInitialList)
+	case updateNotification:
+		l.handler.OnUpdate(n.oldObj, n.newObj)
+	case deleteNotification:
+		l.handler.OnDelete(n.oldObj, n.tombstone)
+	}
+}
+
+func (k notificationKind) String() string {
+	switch k {
+	case addNotification:
+		return "add"
+	case updateNotification:
+		return "update"
+	default:
+		return "delete"
+	}
+}
+
+// close stops run; it is idempotent.
+func (l *listener[T]) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
+// upstreamSynced records that the informer has synced: from now on this listener is
+// synced as soon as its pending initial adds are handled.
+func (l *listener[T]) upstreamSynced() {
+	l.mu.Lock()
+	l.sync.upstreamSynced()
+	l.mu.Unlock()
+}
+
+// shouldResync reports whether this listener is due a resync at now.
+//
+// client-go: tools/cache/shared_informer.go processorListener.shouldResync
+func (l *listener[T]) shouldResync(now time.Time) bool {
+	l.resyncMu.Lock()
+	defer l.resyncMu.Unlock()
+	return l.resyncPeriod != 0 && !now.Before(l.nextResync)
+}
+
+// determineNextResync schedules the next resync one period after now.
+func (l *listener[T]) determineNextResync(now time.Time) {
+	l.resyncMu.Lock()
+	defer l.resyncMu.Unlock()
+	l.nextResync = now.Add(l.resyncPeriod)
+}
+
+func (l *listener[T]) setResyncPeriod(p time.Duration) {
+	l.resyncMu.Lock()
+	defer l.resyncMu.Unlock()
+	l.resyncPeriod = p
+}

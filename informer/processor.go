@@ -1,0 +1,187 @@
+package informer
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/kubeinternals/informers/indexer"
+)
+
+// ErrStopped is returned when a handler is added to an informer that has stopped.
+var ErrStopped = errors.New("informer has stopped")
+
+// sharedProcessor fans each notification out to every registered listener.
+//
+// client-go: tools/cache/shared_informer.go sharedProcessor
+type sharedProcessor[T indexer.Object] struct {
+	mu sync.RWMutex
+	// listeners maps each listener to whether it is due the resync now being
+	// delivered ("syncing"). Guarded by mu.
+	listeners map[*listener[T]]bool
+	// started: listener goroutines are running; new listeners start at once.
+	// Guarded by mu.
+	started bool
+	// stopped: run has returned; no listener can be added. Guarded by mu.
+	stopped bool
+	// upstreamSynced: the informer has synced; new listeners are told once their
+	// replay is queued. Guarded by mu.
+	upstreamSynced bool
+	// wg counts running listener goroutines.
+	wg sync.WaitGroup
+}
+
+func newSharedProcessor[T indexer.Object]() *sharedProcessor[T] {
+	return &sharedProcessor[T]{listeners: map[*listener[T]]bool{}}
+}
+
+// addListener registers l and, if the processor runs, starts its goroutine.
+func (p *sharedProcessor[T]) addListener(l *listener[T]) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return ErrStopped
+	}
+	p.listeners[l] = true
+	if p.started {
+		p.startLocked(l)
+	}
+	return nil
+}
+
+// startLocked starts l's goroutine; p.mu must be held.
+func (p *sharedProcessor[T]) startLocked(l *listener[T]) {
+	p.wg.Add(1)
+	// Owner: the processor. Exits when l.close is called (removeListener or stop).
+	go func() {
+		defer p.wg.Done()
+		l.run()
+	}()
+}
+
+// removeListener unregisters l and stops its goroutine. Unknown listeners are a
+// no-op, so removing twice is fine.
+//
+// client-go: tools/cache/shared_informer.go sharedProcessor.removeListener
+func (p *sharedProcessor[T]) removeListener(l *listener[T]) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.listeners[l]; !ok {
+		return
+	}
+	delete(p.listeners, l)
+	l.close()
+}
+
+// markUpstreamSynced tells every listener, and every later one, that the informer
+// has synced.
+func (p *sharedProcessor[T]) markUpstreamSynced() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.upstreamSynced = true
+	for l := range p.listeners {
+		l.upstreamSynced()
+	}
+}
+
+// upstreamSyncedFor tells l the informer has synced if it has; called after a late
+// listener's replay is queued, so that it cannot count as synced before its replay.
+func (p *sharedProcessor[T]) upstreamSyncedFor(l *listener[T]) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if p.upstreamSynced {
+		l.upstreamSynced()
+	}
+}
+
+// distribute hands n to every listener — or, for a resync notification (isSync),
+// only to the listeners due a resync. It never blocks on a handler.
+//
+// Simplified: client-go's distribute first waits until the listeners have started,
+// because its add blocks on a channel that only a running listener drains. Our add
+// only appends to a buffer, so notifications before start simply wait there.
+//
+// client-go: tools/cache/shared_informer.go sharedProcessor.distribute
+func (p *sharedProcessor[T]) distribute(n notification[T], isSync bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for l, syncing := range p.listeners {
+		if !isSync || syncing {
+			l.add(n)
+		}
+	}
+}
+
+// run starts every listener, waits for done, then stops them all and waits for
+// their goroutines.
+//
+// client-go: tools/cache/shared_informer.go sharedProcessor.run
+func (p *sharedProcessor[T]) run(done <-chan struct{}) {
+	p.mu.Lock()
+	for l := range p.listeners {
+		p.startLocked(l)
+	}
+	p.started = true
+	p.mu.Unlock()
+
+	<-done
+
+	p.mu.Lock()
+	for l := range p.listeners {
+		l.close()
+	}
+	p.listeners = map[*listener[T]]bool{}
+	p.stopped = true
+	p.mu.Unlock()
+	p.wg.Wait()
+}
+
+// shouldResync marks which listeners are due a resync at now and reports whether
+// any is. The informer's reflector asks this before each periodic resync.
+//
+// client-go: tools/cache/shared_informer.go sharedProcessor.shouldResync
+func (p *sharedProcessor[T]) shouldResync() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	anyDue := false
+	for l := range p.listeners {
+		due := l.shouldResync(now)
+		p.listeners[l] = due
+		if due {
+			anyDue = true
+			l.determineNextResync(now)
+		}
+	}
+	return anyDue
+}
+
+// resyncCheckPeriodChanged re-derives every listener's period after the informer's
+// check period was lowered (only possible before Run).
+//
+// client-go: tools/cache/shared_informer.go sharedProcessor.resyncCheckPeriodChanged
+func (p *sharedProcessor[T]) resyncCheckPeriodChanged(check time.Duration) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for l := range p.listeners {
+		l.resyncMu.Lock()
+		requested := l.requestedResyncPeriod
+		l.resyncMu.Unlock()
+		l.setResyncPeriod(determineResyncPeriod(requested, check))
+	}
+}
+
+// determineResyncPeriod is the period a handler gets: 0 if it wants none or the
+// informer does not resync, and at least the informer's check period otherwise.
+//
+// client-go: tools/cache/shared_informer.go determineResyncPeriod
+func determineResyncPeriod(desired, check time.Duration) time.Duration {
+	switch {
+	case desired == 0 || check == 0:
+		return 0
+	case desired < check:
+		return check
+	default:
+		return desired
+	}
+}

@@ -1,0 +1,133 @@
+package informer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kubeinternals/informers/indexer"
+)
+
+// minimumResyncPeriod is the shortest resync period a handler can get.
+const minimumResyncPeriod = time.Second
+
+// HandlerOptions configures one registration.
+type HandlerOptions struct {
+	// ResyncPeriod overrides the informer's default for this handler: nil keeps the
+	// default, 0 disables resync for it. Values under 1s are raised to 1s.
+	ResyncPeriod *time.Duration
+}
+
+// Registration is the handle AddEventHandler returns: pass it to
+// RemoveEventHandler, and ask it whether this handler has seen the initial list.
+//
+// client-go: tools/cache/shared_informer.go ResourceEventHandlerRegistration
+type Registration[T indexer.Object] struct {
+	informer *SharedIndexInformer[T]
+	l        *listener[T]
+}
+
+// HasSynced reports whether the informer has synced and this handler has handled
+// every object of the initial list (or, for a handler added later, of the replay).
+//
+// client-go: tools/cache/shared_informer.go processorListener.HasSynced
+func (r *Registration[T]) HasSynced() bool {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return r.l.sync.hasSynced()
+}
+
+// Synced is closed when HasSynced becomes true.
+func (r *Registration[T]) Synced() <-chan struct{} { return r.l.sync.synced }
+
+// Backlog is the number of notifications waiting for this handler now.
+func (r *Registration[T]) Backlog() int {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return r.l.pending.len()
+}
+
+// HighWater is the largest backlog this handler has had: how far it fell behind.
+func (r *Registration[T]) HighWater() int {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	return r.l.highWater
+}
+
+// syncState lets WaitForCacheSync report the informer's list errors for a registration.
+func (r *Registration[T]) syncState() (error, <-chan struct{}) { return r.informer.errs.state() }
+
+// AddEventHandler registers h with the informer's default resync period.
+func (s *SharedIndexInformer[T]) AddEventHandler(h ResourceEventHandler[T]) (*Registration[T], error) {
+	return s.AddEventHandlerWithOptions(h, HandlerOptions{})
+}
+
+// AddEventHandlerWithOptions registers h. Before Run, h will see the initial list as
+// adds with isInInitialList=true. After Run, h first gets every object already in the
+// cache replayed as adds with isInInitialList=true — queued while the processing loop
+// is held, so h misses nothing and sees nothing twice — then the live changes. After
+// the informer stopped it returns ErrStopped.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.AddEventHandlerWithOptions
+func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandler[T], opts HandlerOptions) (*Registration[T], error) {
+	if h == nil {
+		return nil, fmt.Errorf("AddEventHandler: nil handler")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil, fmt.Errorf("AddEventHandler: %w", ErrStopped)
+	}
+	requested := s.opts.ResyncPeriod
+	if opts.ResyncPeriod != nil {
+		requested = *opts.ResyncPeriod
+	}
+	if requested > 0 && requested < minimumResyncPeriod {
+		s.logger.Warn("resync period too small; raised to the minimum", "requested", requested, "minimum", minimumResyncPeriod)
+		requested = minimumResyncPeriod
+	}
+	if requested > 0 && requested < s.resyncCheckPeriod {
+		if s.started {
+			s.logger.Warn("resync period below the informer's check period after start; raised to it",
+				"requested", requested, "checkPeriod", s.resyncCheckPeriod)
+			requested = s.resyncCheckPeriod
+		} else {
+			// Before Run the check period can still follow the fastest handler.
+			s.resyncCheckPeriod = requested
+			s.processor.resyncCheckPeriodChanged(requested)
+		}
+	}
+	// An informer created with ResyncPeriod 0 never resyncs, unless a handler asks
+	// for a period before Run (which set resyncCheckPeriod just above).
+	l := newListener(h, s.logger, requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning)
+	reg := &Registration[T]{informer: s, l: l}
+
+	if !s.started {
+		return reg, s.processor.addListener(l)
+	}
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	if err := s.processor.addListener(l); err != nil {
+		return nil, fmt.Errorf("AddEventHandler: %w", err)
+	}
+	for _, obj := range s.indexer.List() {
+		l.add(notification[T]{kind: addNotification, newObj: obj, isInInitialList: true})
+	}
+	// Only now may the listener learn that the informer synced: before its replay
+	// was queued it would have counted as synced with nothing handled.
+	s.processor.upstreamSyncedFor(l)
+	return reg, nil
+}
+
+// RemoveEventHandler unregisters a handler and stops its goroutine; notifications
+// still queued for it are dropped. Removing a handler twice, or one of another
+// informer, is a no-op.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.RemoveEventHandler
+func (s *SharedIndexInformer[T]) RemoveEventHandler(reg *Registration[T]) {
+	if reg == nil || reg.informer != s {
+		return
+	}
+	s.blockDeltas.Lock()
+	defer s.blockDeltas.Unlock()
+	s.processor.removeListener(reg.l)
+}

@@ -1,0 +1,137 @@
+package informer
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/kubeinternals/informers/deltafifo"
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/reflector"
+)
+
+// Run starts the reflector, the processing loop and the handlers' goroutines, and
+// blocks until ctx ends. When it returns, every goroutine it started has exited.
+// A second call logs a warning and returns at once.
+//
+// Order of shutdown: the reflector and the processing loop stop first; only then are
+// the handlers' listeners stopped, so no notification is distributed to a stopped
+// listener.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.RunWithContext
+func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
+	queue, refl, err := s.start()
+	if err != nil {
+		s.logger.Warn("informer not run", "err", err)
+		return
+	}
+
+	processorDone := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(3)
+	// Owner: Run. Exits after processorDone is closed, once the listeners stopped.
+	go func() { defer wg.Done(); s.processor.run(processorDone) }()
+	// Owner: Run. Exits when the queue has synced or ctx ends.
+	go func() {
+		defer wg.Done()
+		select {
+		case <-queue.Synced():
+			close(s.synced)
+			s.processor.markUpstreamSynced()
+		case <-ctx.Done():
+		}
+	}()
+	// Owner: Run. Exits when ctx ends (Reflector.Run returns with no goroutine left).
+	go func() { defer wg.Done(); refl.Run(ctx) }()
+
+	s.processLoop(ctx, queue)
+
+	s.mu.Lock()
+	s.stopped = true // no new handlers from here on
+	s.mu.Unlock()
+	close(processorDone)
+	wg.Wait()
+}
+
+// start builds the queue and the reflector exactly once.
+func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflector[T], error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return nil, nil, errors.New("Run called more than once")
+	}
+	var queue deltafifo.Queue[T]
+	if s.opts.Queue == RealFIFOQueue {
+		queue = deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[T]{
+			Transform: s.transform, EmitBookmark: true, Logger: s.logger, Name: s.opts.Name,
+		})
+	} else {
+		queue = deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[T]{
+			KnownObjects: s.indexer, Transform: s.transform, Logger: s.logger, Name: s.opts.Name,
+		})
+	}
+	handler := s.watchErrorHandler
+	refl, err := reflector.NewReflector(s.lw, &listTracker[T]{Queue: queue, errs: &s.errs}, reflector.Options[T]{
+		Name:         s.opts.Name,
+		ResyncPeriod: s.resyncCheckPeriod,
+		ShouldResync: s.processor.shouldResync,
+		Logger:       s.logger,
+		WatchList:    s.opts.WatchList,
+		PageSize:     s.opts.PageSize,
+		WatchErrorHandler: func(ctx context.Context, r *reflector.Reflector[T], err error) {
+			s.errs.record(err)
+			if handler != nil {
+				handler(ctx, err)
+			} else {
+				reflector.DefaultWatchErrorHandler(ctx, r, err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.started, s.refl = true, refl
+	return queue, refl, nil
+}
+
+// listTracker is the store the reflector writes to: the queue, plus a note that a
+// list succeeded, which clears the error WaitForCacheSync would report.
+type listTracker[T indexer.Object] struct {
+	deltafifo.Queue[T]
+	errs *syncErrors
+}
+
+// Replace passes the list on and records the success.
+func (l *listTracker[T]) Replace(items []T, resourceVersion string) error {
+	err := l.Queue.Replace(items, resourceVersion)
+	if err == nil {
+		l.errs.clear()
+	}
+	return err
+}
+
+// processLoop pops from the queue until ctx ends, applying each item's deltas to the
+// cache and distributing them. A processing error is logged and the item dropped,
+// as in client-go: the next relist repairs the cache.
+//
+// client-go: tools/cache/controller.go controller.processLoop
+func (s *SharedIndexInformer[T]) processLoop(ctx context.Context, queue deltafifo.Queue[T]) {
+	stop := context.AfterFunc(ctx, queue.Close)
+	defer stop()
+	batchQueue, batched := queue.(deltafifo.BatchQueue[T])
+	for {
+		var err error
+		if batched {
+			err = batchQueue.PopBatch(ctx, s.handleBatch)
+		} else {
+			err = queue.Pop(ctx, s.handleDeltas)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, deltafifo.ErrClosed) || ctx.Err() != nil:
+			return
+		default:
+			s.logger.Error("processing deltas failed; dropping them until the next relist", "err", err)
+		}
+	}
+}

@@ -1,0 +1,228 @@
+// Package fakeapi is an in-memory stand-in for one resource of the API server, for
+// tests and benchmarks of the informer that must run inside a testing/synctest bubble
+// (where real HTTP cannot) or without a control plane. It implements
+// reflector.ListerWatcher: LIST returns every object at the current resource version,
+// WATCH streams the changes after a resource version, and a test can close watches,
+// expire old resource versions (410 Gone) or fail requests (403, 404) on demand.
+//
+// It is a model of the API server's observable contract, not of its implementation:
+// one global, increasing resource version; a watch from RV "" or "0" starts at the
+// current RV without replaying history.
+package fakeapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/reflector"
+)
+
+// Server holds one resource's objects and its change log.
+type Server[T indexer.Object] struct {
+	mu sync.Mutex
+	// rv is the last resource version handed out. Guarded by mu.
+	rv int64
+	// objects by key. Guarded by mu.
+	objects map[string]T
+	// log of every change, in order, with its resource version. Guarded by mu.
+	log []logEntry[T]
+	// oldestRV is the oldest resource version a watch may start from; older ones
+	// get 410 Gone. Guarded by mu.
+	oldestRV int64
+	// watches are the open watches. Guarded by mu.
+	watches map[*stream[T]]struct{}
+	// listErr, watchErr fail the next requests when set. Guarded by mu.
+	listErr, watchErr error
+	// Lists and Watches count the requests served, with their options. Guarded by mu.
+	lists, watchCalls []metav1.ListOptions
+}
+
+// New returns an empty server at resource version 1.
+func New[T indexer.Object]() *Server[T] {
+	return &Server[T]{rv: 1, objects: map[string]T{}, watches: map[*stream[T]]struct{}{}}
+}
+
+// Create stores obj (with a new resource version) and sends Added to every watch.
+func (s *Server[T]) Create(obj T) T { return s.change(watch.Added, obj) }
+
+// Update stores obj (with a new resource version) and sends Modified.
+func (s *Server[T]) Update(obj T) T { return s.change(watch.Modified, obj) }
+
+// Delete removes obj and sends Deleted with its last state at a new resource version.
+func (s *Server[T]) Delete(obj T) T { return s.change(watch.Deleted, obj) }
+
+func (s *Server[T]) change(t watch.EventType, obj T) T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	obj = obj.DeepCopyObject().(T)
+	s.rv++
+	obj.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+	key, _ := indexer.MetaNamespaceKeyFunc(obj)
+	if t == watch.Deleted {
+		delete(s.objects, key)
+	} else {
+		s.objects[key] = obj
+	}
+	ev := reflector.Event[T]{Type: t, Object: obj}
+	s.log = append(s.log, logEntry[T]{rv: s.rv, ev: ev})
+	for w := range s.watches {
+		if !w.send(ev) {
+			delete(s.watches, w) // stopped by its consumer
+		}
+	}
+	return obj
+}
+
+// DeleteSilently removes obj without telling any watch, as if the delete event had
+// been lost while the watch was down; only a relist can notice it.
+func (s *Server[T]) DeleteSilently(obj T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	key, _ := indexer.MetaNamespaceKeyFunc(obj)
+	delete(s.objects, key)
+	s.rv++
+	s.oldestRV = s.rv // history with the delete is gone
+}
+
+// ResourceVersion is the current resource version.
+func (s *Server[T]) ResourceVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strconv.FormatInt(s.rv, 10)
+}
+
+// CloseWatches ends every open watch normally, as a server-side timeout does.
+func (s *Server[T]) CloseWatches() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watches {
+		w.close()
+		delete(s.watches, w)
+	}
+}
+
+// Compact forgets the history: watches from older resource versions get 410 Gone,
+// and every open watch receives a 410 Expired error event and ends.
+func (s *Server[T]) Compact() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.oldestRV = s.rv
+	for w := range s.watches {
+		w.send(reflector.Event[T]{Type: watch.Error, Status: &apierrors.NewResourceExpired("too old resource version").ErrStatus})
+		w.close()
+		delete(s.watches, w)
+	}
+}
+
+// FailLists makes every LIST fail with err until FailLists(nil).
+func (s *Server[T]) FailLists(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listErr = err
+}
+
+// FailWatches makes every WATCH fail with err until FailWatches(nil).
+func (s *Server[T]) FailWatches(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchErr = err
+}
+
+// ListCalls returns the options of every LIST served so far.
+func (s *Server[T]) ListCalls() []metav1.ListOptions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]metav1.ListOptions(nil), s.lists...)
+}
+
+// WatchCalls returns the options of every WATCH requested so far.
+func (s *Server[T]) WatchCalls() []metav1.ListOptions {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]metav1.ListOptions(nil), s.watchCalls...)
+}
+
+// List implements reflector.Lister: every object, unpaged, at the current RV.
+func (s *Server[T]) List(ctx context.Context, opts metav1.ListOptions) (reflector.ListResult[T], error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lists = append(s.lists, opts)
+	if s.listErr != nil {
+		return reflector.ListResult[T]{}, s.listErr
+	}
+	if err := ctx.Err(); err != nil {
+		return reflector.ListResult[T]{}, err
+	}
+	items := make([]T, 0, len(s.objects))
+	for _, obj := range s.objects {
+		items = append(items, obj)
+	}
+	return reflector.ListResult[T]{Items: items, ResourceVersion: strconv.FormatInt(s.rv, 10)}, nil
+}
+
+// Watch implements reflector.Watcher: the changes after opts.ResourceVersion.
+func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflector.Watch[T], error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchCalls = append(s.watchCalls, opts)
+	if s.watchErr != nil {
+		return nil, s.watchErr
+	}
+	from := s.rv
+	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+		rv, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest("invalid resourceVersion " + strconv.Quote(opts.ResourceVersion))
+		}
+		if rv < s.oldestRV {
+			return nil, apierrors.NewResourceExpired("too old resource version: " + opts.ResourceVersion)
+		}
+		from = rv
+	}
+	w := newStream[T]()
+	for _, e := range s.log {
+		if e.rv > from {
+			w.send(e.ev)
+		}
+	}
+	s.watches[w] = struct{}{}
+	// Owner: this watch. Exits when ctx ends or the watch is stopped or closed.
+	go func() {
+		select {
+		case <-ctx.Done():
+			w.Stop()
+		case <-w.stopped:
+		}
+	}()
+	return w, nil
+}
+
+type logEntry[T any] struct {
+	rv int64
+	ev reflector.Event[T]
+}
+
+var _ reflector.ListerWatcher[indexer.Object] = (*Server[indexer.Object])(nil)
+
+// StatusError builds an API error with the given HTTP code, for FailLists.
+func StatusError(code int, message string) error {
+	switch code {
+	case http.StatusForbidden:
+		return apierrors.NewForbidden(schemaResource, "", errString(message))
+	case http.StatusNotFound:
+		return apierrors.NewNotFound(schemaResource, message)
+	case http.StatusTooManyRequests:
+		return apierrors.NewTooManyRequests(message, 1)
+	case http.StatusGone:
+		return apierrors.NewResourceExpired(message)
+	default:
+		return apierrors.NewInternalError(errString(message))
+	}
+}
