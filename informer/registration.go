@@ -54,7 +54,7 @@ func (r *Registration[T]) HighWater() int {
 }
 
 // syncState lets WaitForCacheSync report the informer's list errors for a registration.
-func (r *Registration[T]) syncState() (error, <-chan struct{}) { return r.informer.errs.state() }
+func (r *Registration[T]) syncState() (<-chan struct{}, error) { return r.informer.errs.state() }
 
 // AddEventHandler registers h with the informer's default resync period.
 func (s *SharedIndexInformer[T]) AddEventHandler(h ResourceEventHandler[T]) (*Registration[T], error) {

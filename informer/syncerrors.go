@@ -46,11 +46,11 @@ func (e *syncErrors) clear() {
 	}
 }
 
-// state returns the last error and a channel closed when it is hopeless.
-func (e *syncErrors) state() (error, <-chan struct{}) {
+// state returns a channel closed when the last error is hopeless, and that error.
+func (e *syncErrors) state() (<-chan struct{}, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.last, e.hopeless
+	return e.hopeless, e.last
 }
 
 // isHopeless: errors that will repeat until a person acts (create the CRD, grant RBAC).

@@ -13,11 +13,11 @@ var ErrNotSynced = errors.New("cache did not sync")
 type Syncer interface {
 	// Synced is closed once synced.
 	Synced() <-chan struct{}
-	syncState() (last error, hopeless <-chan struct{})
+	syncState() (hopeless <-chan struct{}, last error)
 }
 
 // syncState reports the informer's last list/watch error.
-func (s *SharedIndexInformer[T]) syncState() (error, <-chan struct{}) { return s.errs.state() }
+func (s *SharedIndexInformer[T]) syncState() (<-chan struct{}, error) { return s.errs.state() }
 
 // WaitForCacheSync waits until every syncer has synced and returns nil. It returns an
 // error wrapping ErrNotSynced — and the reflector's last error, such as 403 Forbidden
@@ -41,7 +41,7 @@ func WaitForCacheSync(ctx context.Context, syncers ...Syncer) error {
 
 func waitOne(ctx context.Context, i int, s Syncer) error {
 	for {
-		_, hopeless := s.syncState()
+		hopeless, _ := s.syncState()
 		select {
 		case <-s.Synced():
 			return nil
@@ -53,7 +53,7 @@ func waitOne(ctx context.Context, i int, s Syncer) error {
 				return nil
 			default:
 			}
-			if last, _ := s.syncState(); last != nil {
+			if _, last := s.syncState(); last != nil {
 				return notSynced(i, nil, s)
 			}
 			// A list succeeded meanwhile and replaced the channel: wait again.
@@ -62,7 +62,7 @@ func waitOne(ctx context.Context, i int, s Syncer) error {
 }
 
 func notSynced(i int, ctxErr error, s Syncer) error {
-	last, _ := s.syncState()
+	_, last := s.syncState()
 	switch {
 	case last != nil && ctxErr != nil:
 		return fmt.Errorf("%w (syncer %d): %w; last list/watch error: %w", ErrNotSynced, i, ctxErr, last)

@@ -22,6 +22,7 @@ func TestErrorClassification(t *testing.T) {
 		expired, tooLarge, retriable bool
 	}{
 		{"410 Expired is an expired RV", errExpired(), true, false, false},
+		//lint:ignore SA1019 NewGone is what servers before 1.18 sent; the reflector must still recognise it.
 		{"410 Gone (servers before 1.18) is an expired RV", apierrors.NewGone("gone"), true, false, false},
 		{"a wrapped 410 is still an expired RV", fmt.Errorf("list: %w", errExpired()), true, false, false},
 		{"the ResourceVersionTooLarge cause is a too-large RV", errTooLargeRV(), false, true, false},

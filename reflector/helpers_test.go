@@ -307,7 +307,6 @@ func (s *bookmarkingStore) Bookmark(rv string) error {
 type logRecorder struct {
 	mu    sync.Mutex
 	lines []string // guarded by mu
-	attrs []slog.Attr
 }
 
 func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
