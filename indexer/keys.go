@@ -31,11 +31,24 @@ func MetaNamespaceKeyFunc[T Object](obj T) (string, error) {
 }
 
 // ObjectKey is the key MetaNamespaceKeyFunc gives an object with this namespace and name.
+// A Lister's Get uses it to look an object up without having the object.
+//
+// client-go: tools/cache/object-names.go ObjectName.String
 func ObjectKey(namespace, name string) string {
 	if namespace == "" {
 		return name
 	}
 	return namespace + "/" + name
+}
+
+// appendObjectKey appends ObjectKey(namespace, name) to dst. The store uses it to build
+// keys in a stack buffer (see table.find).
+func appendObjectKey(dst []byte, namespace, name string) []byte {
+	if namespace != "" {
+		dst = append(dst, namespace...)
+		dst = append(dst, '/')
+	}
+	return append(dst, name...)
 }
 
 // SplitMetaNamespaceKey is the inverse of MetaNamespaceKeyFunc. A key with one part is a

@@ -1,0 +1,133 @@
+package indexer
+
+// IndexFunc computes the values an object is indexed under in one index. It may return
+// several values (an object with two owners is found under both) or none (the object is
+// simply absent from that index).
+//
+// Pitfall: an IndexFunc usually runs while the store's lock is held, blocking readers
+// and writers, so it must be quick and must not call back into the store (that
+// deadlocks). It must be deterministic for a
+// given object, and the slice it returns is kept by the store until the object changes:
+// return a fresh slice, not one you modify later.
+//
+// client-go: tools/cache/index.go IndexFunc
+type IndexFunc[T any] func(obj T) ([]string, error)
+
+// Indexers maps an index name to the function that computes its values.
+//
+// client-go: tools/cache/index.go Indexers
+type Indexers[T any] map[string]IndexFunc[T]
+
+// NamespaceIndex is the conventional name of the index by namespace. A Lister's
+// Namespace(ns).List uses an index with this name when the store has one.
+//
+// client-go: tools/cache/index.go NamespaceIndex
+const NamespaceIndex = "namespace"
+
+// MetaNamespaceIndexFunc indexes an object by its namespace; a cluster-scoped object is
+// indexed under "".
+//
+// client-go: tools/cache/index.go MetaNamespaceIndexFunc
+func MetaNamespaceIndexFunc[T Object](obj T) ([]string, error) {
+	if isNil(obj) {
+		return nil, ErrNilObject
+	}
+	return []string{obj.GetNamespace()}, nil
+}
+
+// index is one named index of a table: its function and, for every value the function
+// produced, the set of keys filed under it.
+//
+// client-go keeps Indices[name] = value → set of keys and, to answer ByIndex, looks
+// every key up again in the items map. Our sets map each key to its cell, which holds
+// the current object, so ByIndex reads objects straight out of the set, and an update
+// that keeps the values does not touch the set at all (the cell is updated in place).
+//
+// Invariant: no set is empty. A set whose last key leaves is deleted, so churn through
+// many distinct values (pod IPs, node names) does not leave empty maps behind.
+// (client-go: tools/cache/thread_safe_store.go storeIndex.deleteKeyFromIndex, #84959.)
+//
+// Not safe for concurrent use; the owning store's lock guards it.
+type index[T Object] struct {
+	name string
+	fn   IndexFunc[T]
+	// sets maps an indexed value to the keys filed under it, each with its cell.
+	sets map[string]map[string]*cell[T]
+}
+
+func newIndex[T Object](name string, fn IndexFunc[T]) *index[T] {
+	if fn == nil {
+		// Why: New cannot return an error, so a nil function becomes one that fails
+		// on first use with a message naming the index, instead of a nil-call panic.
+		fn = func(T) ([]string, error) { return nil, ErrNilIndexFunc }
+	}
+	return &index[T]{name: name, fn: fn, sets: map[string]map[string]*cell[T]{}}
+}
+
+// refile moves key from the old values to the new ones. Only values that differ are
+// touched, so a multi-valued index where one value changed does not rebuild the sets of
+// the values that stayed. Callers skip it entirely when old and new are equal.
+//
+// client-go: tools/cache/thread_safe_store.go storeIndex.updateSingleIndex
+func (ix *index[T]) refile(key string, c *cell[T], old, new []string) {
+	for _, v := range old {
+		if !contains(new, v) {
+			ix.removeValue(key, v)
+		}
+	}
+	for _, v := range new {
+		if !contains(old, v) {
+			ix.addValue(key, v, c)
+		}
+	}
+}
+
+func (ix *index[T]) addValue(key, value string, c *cell[T]) {
+	set := ix.sets[value]
+	if set == nil {
+		set = map[string]*cell[T]{}
+		ix.sets[value] = set
+	}
+	set[key] = c
+}
+
+// removeValue takes key out of one value's set and deletes the set if it became empty.
+//
+// client-go: tools/cache/thread_safe_store.go storeIndex.deleteKeyFromIndex
+func (ix *index[T]) removeValue(key, value string) {
+	set := ix.sets[value]
+	if set == nil {
+		return // a value listed twice was already handled
+	}
+	delete(set, key)
+	if len(set) == 0 {
+		delete(ix.sets, value)
+	}
+}
+
+// contains is a linear search: index value lists are short (usually one element), and
+// a map here would allocate on every update.
+func contains(values []string, v string) bool {
+	for _, x := range values {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// sameValues reports whether an update leaves the key's entries in an index where they
+// are: the same values in the same order. It is the fast path of every update: the
+// common case is one value that did not change (an object's namespace never does), and
+// then the index costs one string comparison and no allocation.
+func sameValues(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

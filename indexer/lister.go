@@ -1,0 +1,132 @@
+package indexer
+
+import (
+	"errors"
+
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Lister reads typed objects out of an Indexer: what a controller's workers use
+// instead of GETs against the API server.
+//
+// client-go: listers/generic_helpers.go ResourceIndexer
+type Lister[T Object] interface {
+	// List returns the objects whose labels match selector, from every namespace.
+	// A nil selector matches everything.
+	List(selector labels.Selector) ([]T, error)
+	// Get returns the cluster-scoped object with this name, or a *NotFoundError.
+	Get(name string) (T, error)
+	// Namespace returns a lister confined to one namespace; "" means all namespaces.
+	Namespace(namespace string) NamespaceLister[T]
+}
+
+// NamespaceLister reads the objects of one namespace.
+//
+// client-go: listers/generic_helpers.go ResourceIndexer (built by NewNamespaced)
+type NamespaceLister[T Object] interface {
+	// List returns the namespace's objects whose labels match selector (nil: all).
+	List(selector labels.Selector) ([]T, error)
+	// Get returns the object with this name in the namespace, or a *NotFoundError.
+	Get(name string) (T, error)
+}
+
+// NewLister returns a Lister over idx. It holds no state of its own.
+//
+// client-go: listers/generic_helpers.go New
+func NewLister[T Object](idx Indexer[T]) Lister[T] {
+	return lister[T]{idx: idx}
+}
+
+// lister serves both Lister (namespace "") and NamespaceLister.
+type lister[T Object] struct {
+	idx       Indexer[T]
+	namespace string
+}
+
+func (l lister[T]) Namespace(namespace string) NamespaceLister[T] {
+	return lister[T]{idx: l.idx, namespace: namespace}
+}
+
+// Get looks the object up by key: no scan, no index.
+//
+// client-go: listers/generic_helpers.go ResourceIndexer.Get
+func (l lister[T]) Get(name string) (T, error) {
+	obj, exists, err := l.idx.GetByKey(ObjectKey(l.namespace, name))
+	if err != nil {
+		return obj, err
+	}
+	if !exists {
+		return obj, &NotFoundError{Namespace: l.namespace, Name: name}
+	}
+	return obj, nil
+}
+
+// List returns the matching objects of the lister's namespace (all namespaces when it
+// is ""). In a namespace it reads the NamespaceIndex when the store has one and falls
+// back to scanning everything otherwise.
+//
+// Differences from client-go: a nil selector means "everything" (client-go panics on
+// it), and the fallback scan is silent (client-go logs a warning on every call). We
+// query the index with ByIndex(NamespaceIndex, ns), where client-go calls Index with a
+// fake ObjectMeta; both assume the index's values are namespaces.
+//
+// client-go: tools/cache/listers.go ListAllByNamespace, ListAll
+func (l lister[T]) List(selector labels.Selector) ([]T, error) {
+	if selector == nil {
+		selector = labels.Everything()
+	}
+	if labels.MatchesNothing(selector) {
+		return nil, nil
+	}
+	var out []T
+	collect := func(obj T) {
+		if selector.Empty() || selector.Matches(labels.Set(obj.GetLabels())) {
+			out = append(out, obj)
+		}
+	}
+	collectInNamespace := func(obj T) {
+		if obj.GetNamespace() == l.namespace {
+			collect(obj)
+		}
+	}
+
+	// Why the type assertion: this package's store can filter under its read lock
+	// (scan, scanIndex) instead of first copying every object into a slice, which for a
+	// selective selector saves a slice the size of the cache. Calling it through its
+	// concrete type, not an interface, also lets the compiler keep the closures off
+	// the heap.
+	if sc, ok := l.idx.(*store[T]); ok {
+		if l.namespace == "" {
+			sc.scan(collect)
+			return out, nil
+		}
+		err := sc.scanIndex(NamespaceIndex, l.namespace, collect)
+		if errors.Is(err, ErrUnknownIndex) {
+			sc.scan(collectInNamespace)
+			return out, nil
+		}
+		return out, err
+	}
+
+	// Another Indexer implementation: the same logic through the public interface.
+	if l.namespace == "" {
+		for _, obj := range l.idx.List() {
+			collect(obj)
+		}
+		return out, nil
+	}
+	items, err := l.idx.ByIndex(NamespaceIndex, l.namespace)
+	if errors.Is(err, ErrUnknownIndex) {
+		for _, obj := range l.idx.List() {
+			collectInNamespace(obj)
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range items {
+		collect(obj)
+	}
+	return out, nil
+}
