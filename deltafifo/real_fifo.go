@@ -123,8 +123,9 @@ func (f *RealFIFO[T]) Add(obj T) error { return f.event(Added, obj) }
 func (f *RealFIFO[T]) Update(obj T) error { return f.event(Updated, obj) }
 
 // Delete queues a Deleted delta. Unlike DeltaFIFO it never drops one: the queue does
-// not know what the consumer has, and the consumer ignores a delete of an object
-// it never stored.
+// not know what the consumer has. Pitfall: so a handler behind a RealFIFO can get
+// OnDelete for an object it never saw added (the informer, like client-go's
+// processDeltas, passes every delete on); DeltaFIFO drops such deletes itself.
 //
 // client-go: tools/cache/the_real_fifo.go RealFIFO.Delete
 func (f *RealFIFO[T]) Delete(obj T) error { return f.event(Deleted, obj) }

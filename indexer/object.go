@@ -12,7 +12,8 @@ import (
 //
 // Why: client-go stores interface{} and makes every reader type-assert. Naming the
 // object type as a type parameter constrained to Object moves that assertion into the
-// compiler, which is decision 1 of docs/DESIGN: no obj.(metav1.Object) in user code.
+// compiler, which is the project's first design decision: no obj.(metav1.Object) in
+// user code.
 type Object interface {
 	runtime.Object
 	metav1.Object

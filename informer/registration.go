@@ -96,8 +96,8 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 			s.processor.resyncCheckPeriodChanged(requested)
 		}
 	}
-	// An informer created with ResyncPeriod 0 never resyncs, unless a handler asks
-	// for a period before Run (which set resyncCheckPeriod just above).
+	// An informer created with ResyncPeriod 0 never resyncs, whatever its handlers
+	// ask (check period 0 → determineResyncPeriod gives 0), as in client-go.
 	l := newListener(h, s.logger, requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning)
 	reg := &Registration[T]{informer: s, l: l}
 

@@ -27,8 +27,9 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 	}
 
 	processorDone := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(3)
+	var wg, reflectorWG sync.WaitGroup
+	wg.Add(2)
+	reflectorWG.Add(1)
 	// Owner: Run. Exits after processorDone is closed, once the listeners stopped.
 	go func() { defer wg.Done(); s.processor.run(processorDone) }()
 	// Owner: Run. Exits when the queue has synced or ctx ends.
@@ -42,9 +43,10 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 		}
 	}()
 	// Owner: Run. Exits when ctx ends (Reflector.Run returns with no goroutine left).
-	go func() { defer wg.Done(); refl.Run(ctx) }()
+	go func() { defer reflectorWG.Done(); refl.Run(ctx) }()
 
 	s.processLoop(ctx, queue)
+	reflectorWG.Wait()
 
 	s.mu.Lock()
 	s.stopped = true // no new handlers from here on

@@ -21,7 +21,9 @@
 // # The state machine
 //
 // Run repeats one cycle — get the full state, then watch — until ctx ends. Every
-// transition below is named in the code with a "Transition:" comment.
+// transition below is marked in the code with a "Transition <id>" comment (grep for
+// "Transition L3"); L1, L2, L5, P1 and S6 are the functions relistResourceVersion,
+// list, Run, Pager.List and the end-bookmark warning in watch.go.
 //
 //	       ┌─────────────────────── BACKOFF (800ms·2ⁿ ≤ 30s, +jitter) ◀──────────────┐
 //	       ▼                                                                         │
