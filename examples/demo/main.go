@@ -1,9 +1,13 @@
-// Command demo is `make demo`: it shows the project's control plane working. Without
-// $KUBECONFIG it starts the embedded local cluster (internal/testenv's Cluster profile)
-// and stops it at the end; with $KUBECONFIG set (e.g. kind) it uses that cluster. It
-// lists the nodes, creates a Deployment, waits until it is Available, deletes it and
-// waits until garbage collection has removed its ReplicaSet — narrating each step — and
-// exits 0 only if every step was observed.
+// Command demo is `make demo`: foo-controller at work on a real cluster. Without
+// $KUBECONFIG it starts the embedded local cluster (internal/testenv's Cluster profile:
+// etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with a fake node)
+// and stops it at the end; with $KUBECONFIG set (e.g. kind) it uses that cluster.
+//
+// It installs the Foo CRD, runs foo-controller in this process, creates a Foo, shows the
+// Deployment the controller creates and status.availableReplicas reaching the requested
+// replicas, scales the Foo, deletes it and shows garbage collection removing the
+// Deployment — narrating each step — and exits 0 only if every step was observed.
+// Nothing is left running: the controller stops first, then the cluster.
 package main
 
 import (
@@ -11,22 +15,21 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	if err := run(ctx, log); err != nil {
 		log.Error("demo failed", "err", err)
+		stop()
 		os.Exit(1)
 	}
 	log.Info("demo finished: every step was observed")
@@ -40,26 +43,27 @@ func run(ctx context.Context, log *slog.Logger) error {
 	defer cleanup()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	return deploymentTour(ctx, log, cfg)
+	return fooTour(ctx, log, cfg)
 }
 
-// clusterConfig returns the cluster in $KUBECONFIG, or starts the embedded one.
+// clusterConfig returns the cluster in $KUBECONFIG, or starts the embedded one; cleanup
+// stops what it started.
 func clusterConfig(ctx context.Context, log *slog.Logger) (*rest.Config, func(), error) {
-	if path := os.Getenv("KUBECONFIG"); path != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if os.Getenv("KUBECONFIG") != "" {
+		cfg, src, err := kube.LoadConfig("")
 		if err != nil {
-			return nil, nil, fmt.Errorf("loading $KUBECONFIG %s: %w", path, err)
+			return nil, nil, err
 		}
-		log.Info("step 0: using the cluster in $KUBECONFIG", "server", cfg.Host)
+		log.Info("step 0: using the cluster in $KUBECONFIG", "server", cfg.Host, "from", src.String())
 		return cfg, func() {}, nil
 	}
 	log.Info("step 0: starting the embedded local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)")
 	start := time.Now()
 	env, err := testenv.Launch(ctx, testenv.Options{Profile: testenv.Cluster})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("step 0: %w", err)
 	}
-	log.Info("local cluster ready", "after", time.Since(start).Round(time.Millisecond), "server", env.Config.Host)
+	log.Info("step 0: local cluster ready", "after", time.Since(start).Round(time.Millisecond), "server", env.Config.Host)
 	return env.Config, func() {
 		log.Info("stopping the embedded local cluster")
 		env.Stop()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -10,108 +11,166 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
+	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
+	"github.com/kubeinternals/informers/examples/internal/crd"
+	"github.com/kubeinternals/informers/examples/internal/kube"
 )
 
-const demoNamespace = "kubeinternals-demo"
+const (
+	demoNamespace = "kubeinternals-demo"
+	fooName       = "example-foo"
+)
 
-// deploymentTour narrates a Deployment's life on a real cluster through plain REST calls.
-func deploymentTour(ctx context.Context, log *slog.Logger, cfg *rest.Config) error {
-	core, err := restClient(cfg, corev1.SchemeGroupVersion)
+// fooTour narrates foo-controller's work on the cluster in cfg. It returns nil only if
+// every step was observed, and stops the controller before returning on every path.
+func fooTour(ctx context.Context, log *slog.Logger, cfg *rest.Config) (err error) {
+	core, _, err := kube.NewRESTClient(cfg, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
 	if err != nil {
 		return err
 	}
-	apps, err := restClient(cfg, appsv1.SchemeGroupVersion)
+	apps, _, err := kube.NewRESTClient(cfg, appsv1.SchemeGroupVersion, nil, appsv1.AddToScheme)
+	if err != nil {
+		return err
+	}
+	foos, err := fooclient.NewClient(cfg, fooclient.Options{})
 	if err != nil {
 		return err
 	}
 
-	var nodes corev1.NodeList
-	if err := core.Get().Resource("nodes").Do(ctx).Into(&nodes); err != nil {
-		return fmt.Errorf("step 1: listing nodes: %w", err)
+	names, err := crd.InstallCRD(ctx, cfg, artifacts.CRD(), crd.Options{})
+	if err != nil {
+		return fmt.Errorf("step 1: installing the CRD: %w", err)
 	}
-	for _, n := range nodes.Items {
-		log.Info("step 1: node", "name", n.Name, "ready", nodeReady(n))
+	log.Info("step 1: CRD installed and Established: the API server now serves Foos", "crds", names)
+
+	c, err := controller.New(cfg, controller.Options{Logger: log.With("component", "foo-controller")})
+	if err != nil {
+		return err
 	}
-	if len(nodes.Items) == 0 {
-		return fmt.Errorf("step 1: the cluster has no nodes")
-	}
+	ctlCtx, stopController := context.WithCancel(ctx)
+	ctlDone := make(chan error, 1)
+	// Goroutine owned by fooTour: the controller; the deferred stop cancels it and
+	// waits for Run to return, on every path out of fooTour.
+	go func() { ctlDone <- c.Run(ctlCtx) }()
+	defer func() {
+		stopController()
+		if runErr := <-ctlDone; runErr != nil {
+			err = errors.Join(err, fmt.Errorf("controller: %w", runErr))
+		}
+		log.Info("step 8: controller stopped (workers finished, informers stopped)")
+	}()
+	log.Info("step 2: foo-controller running in this process (Foo and Deployment informers, 2 workers)")
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}
 	if err := core.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating namespace %s: %w", demoNamespace, err)
 	}
-	labels := map[string]string{"app": "demo-web"}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "demo-web"},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](2),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "nginx", Image: "nginx:latest"}}},
-			},
-		},
+	defer func() {
+		// A fresh context: the tour's may have ended. Namespace deletion is asynchronous.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := core.Delete().Resource("namespaces").Name(demoNamespace).Do(cctx).Error(); err != nil && !apierrors.IsNotFound(err) {
+			log.Warn("could not delete the demo namespace", "err", err)
+		}
+	}()
+	foo := &v1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Name: fooName},
+		Spec:       v1alpha1.FooSpec{DeploymentName: fooName, Replicas: ptr.To[int32](1)},
 	}
-	if err := apps.Post().Namespace(demoNamespace).Resource("deployments").Body(d).Do(ctx).Error(); err != nil {
-		return fmt.Errorf("step 2: creating Deployment demo-web: %w", err)
+	if foo, err = foos.Foos(demoNamespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("step 3: creating the Foo: %w", err)
 	}
-	log.Info("step 2: created Deployment demo-web with 2 replicas", "namespace", demoNamespace)
+	log.Info("step 3: created Foo", "foo", demoNamespace+"/"+fooName, "deploymentName", fooName, "replicas", 1)
+
+	var dep appsv1.Deployment
+	if err := poll(ctx, func() (bool, error) {
+		err := apps.Get().Namespace(demoNamespace).Resource("deployments").Name(fooName).Do(ctx).Into(&dep)
+		return err == nil, err
+	}); err != nil {
+		return fmt.Errorf("step 4: waiting for the Deployment: %w", err)
+	}
+	ref := metav1.GetControllerOf(&dep)
+	if ref == nil || ref.UID != foo.UID {
+		return fmt.Errorf("step 4: Deployment %s has no controller reference to the Foo: %v", dep.Name, dep.OwnerReferences)
+	}
+	log.Info("step 4: the controller created the Deployment, owned by the Foo",
+		"deployment", dep.Name, "ownerKind", ref.Kind, "owner", ref.Name, "replicas", *dep.Spec.Replicas, "image", dep.Spec.Template.Spec.Containers[0].Image)
+
+	if err := waitAvailable(ctx, log, foos, apps, 1, "step 5"); err != nil {
+		return err
+	}
 
 	if err := poll(ctx, func() (bool, error) {
-		var got appsv1.Deployment
-		if err := apps.Get().Namespace(demoNamespace).Resource("deployments").Name("demo-web").Do(ctx).Into(&got); err != nil {
+		f, err := foos.Foos(demoNamespace).Get(ctx, fooName, metav1.GetOptions{})
+		if err != nil {
 			return false, err
 		}
-		log.Info("step 3: waiting for the Deployment to become Available", "availableReplicas", got.Status.AvailableReplicas)
-		return got.Status.AvailableReplicas == 2, nil
+		f.Spec.Replicas = ptr.To[int32](3)
+		_, err = foos.Foos(demoNamespace).Update(ctx, f, metav1.UpdateOptions{})
+		return err == nil, err // a Conflict (the controller wrote status) retries
 	}); err != nil {
-		return fmt.Errorf("step 3: %w", err)
+		return fmt.Errorf("step 6: scaling the Foo: %w", err)
 	}
-	var rss appsv1.ReplicaSetList
-	if err := apps.Get().Namespace(demoNamespace).Resource("replicasets").Do(ctx).Into(&rss); err != nil || len(rss.Items) != 1 {
-		return fmt.Errorf("step 3: expected one ReplicaSet, got %d (err %v)", len(rss.Items), err)
+	log.Info("step 6: scaled the Foo to 3 replicas")
+	if err := waitAvailable(ctx, log, foos, apps, 3, "step 6"); err != nil {
+		return err
 	}
-	rs := rss.Items[0].Name
-	log.Info("step 3: the Deployment is Available: its ReplicaSet's pods run on the node", "replicaset", rs)
 
-	if err := apps.Delete().Namespace(demoNamespace).Resource("deployments").Name("demo-web").
-		Body(&metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}).Do(ctx).Error(); err != nil {
-		return fmt.Errorf("step 4: deleting the Deployment: %w", err)
+	if err := foos.Foos(demoNamespace).Delete(ctx, fooName, metav1.DeleteOptions{}); err != nil {
+		return fmt.Errorf("step 7: deleting the Foo: %w", err)
 	}
-	log.Info("step 4: deleted the Deployment; waiting for garbage collection to remove its ReplicaSet", "replicaset", rs)
+	// Why this can take tens of seconds on a fresh cluster: kube-controller-manager's
+	// garbage collector learns of new resources (our Foo CRD) by re-reading discovery
+	// every 30s; until then it cannot watch Foos and so cannot see this one go.
+	log.Info("step 7: deleted the Foo; waiting for the garbage collector to delete its Deployment (up to ~30s more while the GC discovers the new Foo resource)")
 	if err := poll(ctx, func() (bool, error) {
-		err := apps.Get().Namespace(demoNamespace).Resource("replicasets").Name(rs).Do(ctx).Error()
+		err := apps.Get().Namespace(demoNamespace).Resource("deployments").Name(fooName).Do(ctx).Error()
 		if apierrors.IsNotFound(err) {
 			return true, nil
 		}
 		return false, err
 	}); err != nil {
-		return fmt.Errorf("step 4: %w", err)
+		return fmt.Errorf("step 7: waiting for garbage collection: %w", err)
 	}
-	log.Info("step 4: the ReplicaSet is gone: the garbage collector followed its owner reference")
-	if err := core.Delete().Resource("namespaces").Name(demoNamespace).Do(ctx).Error(); err != nil {
-		return fmt.Errorf("deleting namespace %s: %w", demoNamespace, err)
-	}
+	log.Info("step 7: the Deployment is gone: the garbage collector followed its owner reference to the deleted Foo")
 	return nil
 }
 
-func nodeReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+// waitAvailable waits until the Deployment has replicas available and the Foo's status
+// says so too, logging progress when it changes.
+func waitAvailable(ctx context.Context, log *slog.Logger, foos *fooclient.Client, apps rest.Interface, replicas int32, step string) error {
+	last := int32(-1)
+	err := poll(ctx, func() (bool, error) {
+		var dep appsv1.Deployment
+		if err := apps.Get().Namespace(demoNamespace).Resource("deployments").Name(fooName).Do(ctx).Into(&dep); err != nil {
+			return false, err
 		}
+		foo, err := foos.Foos(demoNamespace).Get(ctx, fooName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if got := foo.Status.AvailableReplicas; got != last {
+			log.Info(step+": waiting for availableReplicas", "foo.status", got, "deployment.status", dep.Status.AvailableReplicas, "want", replicas)
+			last = got
+		}
+		return dep.Spec.Replicas != nil && *dep.Spec.Replicas == replicas && foo.Status.AvailableReplicas == replicas, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: waiting for %d available replicas: %w", step, replicas, err)
 	}
-	return false
+	log.Info(step+": Foo status.availableReplicas reached spec.replicas", "availableReplicas", replicas)
+	return nil
 }
 
-// poll calls cond every 500ms until it returns true, or ctx ends.
+// poll calls cond every 200ms until it returns true, or ctx ends.
 func poll(ctx context.Context, cond func() (bool, error)) error {
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var lastErr error
 	for {
@@ -126,22 +185,4 @@ func poll(ctx context.Context, cond func() (bool, error)) error {
 		case <-tick.C:
 		}
 	}
-}
-
-func restClient(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, error) {
-	s := runtime.NewScheme()
-	if err := corev1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := appsv1.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	c := rest.CopyConfig(cfg)
-	c.GroupVersion = &gv
-	c.APIPath = "/apis"
-	if gv.Group == "" {
-		c.APIPath = "/api"
-	}
-	c.NegotiatedSerializer = serializer.NewCodecFactory(s).WithoutConversion()
-	return rest.RESTClientFor(c)
 }

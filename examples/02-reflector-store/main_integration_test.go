@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/examples/internal/steptest"
+	"github.com/kubeinternals/informers/internal/testenv"
+)
+
+func TestReflectorFeedsTheStore(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	const ns = "step02"
+	core := steptest.Core(t, ctx, env.Config, ns)
+	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
+
+	var out steptest.Buffer
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	// Goroutine owned by this test: the program, until stop.
+	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns) }()
+
+	out.WaitFor(t, "Replace ")
+	steptest.ConfigMap(t, ctx, core, ns, "during", "1", false)
+	out.WaitFor(t, "Add      during")
+	steptest.ConfigMap(t, ctx, core, ns, "during", "2", true)
+	out.WaitFor(t, "Update   during")
+	steptest.Delete(t, ctx, core, ns, "configmaps", "before")
+	out.WaitFor(t, "Delete   before")
+	stop()
+	require.NoError(t, <-done)
+	text := out.String()
+	t.Logf("program output:\n%s", text)
+
+	t.Run("the first call is a Replace with everything the LIST returned", func(t *testing.T) {
+		assert.Regexp(t, `^reflector .*\nReplace  1 items at rv \d+: \[before\]\n`, text)
+	})
+	t.Run("each watch event becomes one Add, Update or Delete, in order", func(t *testing.T) {
+		assert.Regexp(t, `(?s)Add      during rv=\d+\nUpdate   during rv=\d+ data=map\[k:2\]\nDelete   before rv=\d+\n`, text)
+	})
+	t.Run("at the end the store mirrors the namespace", func(t *testing.T) {
+		assert.Regexp(t, `stopped at rv \d+; the store holds 1: \[step02/during\]\n$`, text)
+	})
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/examples/internal/steptest"
+	"github.com/kubeinternals/informers/internal/testenv"
+)
+
+func TestControllerSkeletonReconcilesEachChange(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	const ns = "step07"
+	core := steptest.Core(t, ctx, env.Config, ns)
+	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
+
+	var out steptest.Buffer
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	// Goroutine owned by this test: the program, until stop.
+	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns, 2) }()
+
+	out.WaitFor(t, "reconcile step07/before: rv=")
+	steptest.ConfigMap(t, ctx, core, ns, "during", "1", false)
+	out.WaitFor(t, "reconcile step07/during: rv=")
+	steptest.Delete(t, ctx, core, ns, "configmaps", "during")
+	out.WaitFor(t, "reconcile step07/during: gone")
+	stop()
+	require.NoError(t, <-done)
+	text := out.String()
+	t.Logf("program output:\n%s", text)
+
+	t.Run("an object that existed before start is reconciled from the initial list", func(t *testing.T) {
+		assert.Regexp(t, `^synced; 2 workers\n(.*\n)*reconcile step07/before: rv=\d+ keys=\[k\]\n`, text)
+	})
+	t.Run("a deleted object is reconciled by key and found gone from the cache", func(t *testing.T) {
+		assert.Contains(t, text, "reconcile step07/during: gone\n")
+	})
+	t.Run("on stop the workers finish and the program returns", func(t *testing.T) {
+		assert.Regexp(t, `workers stopped\n$`, text)
+	})
+}

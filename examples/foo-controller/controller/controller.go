@@ -1,0 +1,272 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
+	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
+	"github.com/kubeinternals/informers/examples/internal/events"
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/workqueue"
+)
+
+// Name is the controller's name: its field manager and its Events' reportingController
+// suffix.
+const Name = "foo-controller"
+
+// ErrAlreadyRun is returned by a second call to Run: a Controller's informers and queue
+// are single-use; build a new Controller to start again.
+var ErrAlreadyRun = errors.New("controller: Run already called")
+
+// Key names one Foo: what the workqueue holds.
+//
+// client-go: tools/cache/object-names.go ObjectName
+type Key struct {
+	Namespace, Name string
+}
+
+// String is namespace/name, for logs.
+func (k Key) String() string { return indexer.ObjectKey(k.Namespace, k.Name) }
+
+// Options tunes New. The zero value is sample-controller's configuration.
+type Options struct {
+	// Workers is the number of goroutines running syncs. 0 means 2.
+	Workers int
+	// ResyncPeriod is both informers' resync period. 0 means 30s; negative disables
+	// resync.
+	ResyncPeriod time.Duration
+	// RateLimiter paces retries. nil means sample-controller's: the slower of a
+	// per-item exponential backoff (5ms doubling to 1000s) and an overall token
+	// bucket (50 per second, burst 300).
+	RateLimiter workqueue.RateLimiter[Key]
+	// DrainTimeout bounds how long Run waits, after ctx ends, for the syncs in progress
+	// to finish. 0 means 30s (the kubelet's default grace period).
+	DrainTimeout time.Duration
+	// Logger receives the controller's logs and the informers'. nil discards.
+	Logger *slog.Logger
+}
+
+// Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
+// and copies the Deployment's availableReplicas into the Foo's status.
+type Controller struct {
+	log          *slog.Logger
+	workers      int
+	drainTimeout time.Duration
+
+	fooFactory, depFactory *informer.Factory
+	foos                   *informer.SharedIndexInformer[*v1alpha1.Foo]
+	deployments            *informer.SharedIndexInformer[*appsv1.Deployment]
+	fooHandler             *informer.Registration[*v1alpha1.Foo]
+	depHandler             *informer.Registration[*appsv1.Deployment]
+
+	queue    *workqueue.RateLimitingQueue[Key]
+	fooAPI   *fooclient.Client
+	depAPI   rest.Interface
+	recorder *events.Recorder
+
+	mu  sync.Mutex // guards ran
+	ran bool       // Run has been called; guarded by mu
+}
+
+// New builds the controller: two informer factories (Foo is a custom resource, served
+// only as JSON; Deployments come as protobuf), their event handlers, the rate-limited
+// queue, and the REST clients for writes. It starts nothing: call Run.
+func New(cfg *rest.Config, opts Options) (*Controller, error) {
+	if cfg == nil {
+		return nil, errors.New("controller: nil *rest.Config")
+	}
+	c := &Controller{log: opts.Logger, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.workers <= 0 {
+		c.workers = 2
+	}
+	if c.drainTimeout <= 0 {
+		c.drainTimeout = 30 * time.Second
+	}
+	resync := opts.ResyncPeriod
+	switch {
+	case resync == 0:
+		resync = 30 * time.Second
+	case resync < 0:
+		resync = 0
+	}
+	limiter := opts.RateLimiter
+	if limiter == nil {
+		var err error
+		if limiter, err = sampleControllerRateLimiter(); err != nil {
+			return nil, err
+		}
+	}
+	c.queue = workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[Key]{
+		Options:     workqueue.Options{Name: "foos", Logger: c.log},
+		RateLimiter: limiter,
+	})
+
+	// Why two factories: a factory has one Protobuf setting, and a custom resource is
+	// served only as JSON, while Deployments are cheaper to decode as protobuf.
+	fooScheme, err := reflector.NewScheme(v1alpha1.AddToScheme)
+	if err != nil {
+		return nil, err
+	}
+	depScheme, err := reflector.NewScheme(appsv1.AddToScheme)
+	if err != nil {
+		return nil, err
+	}
+	c.fooFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: fooScheme, ResyncPeriod: resync, Logger: c.log})
+	c.depFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: depScheme, Protobuf: true, ResyncPeriod: resync, Logger: c.log})
+	if c.foos, err = informer.For[*v1alpha1.Foo](c.fooFactory, informer.Resource{GVR: v1alpha1.SchemeGroupVersion.WithResource("foos")}); err != nil {
+		return nil, fmt.Errorf("controller: Foo informer: %w", err)
+	}
+	if c.deployments, err = informer.For[*appsv1.Deployment](c.depFactory, informer.Resource{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}); err != nil {
+		return nil, fmt.Errorf("controller: Deployment informer: %w", err)
+	}
+	if c.fooHandler, err = c.foos.AddEventHandler(informer.HandlerFuncs[*v1alpha1.Foo]{
+		AddFunc:    func(foo *v1alpha1.Foo, _ bool) { c.enqueueFoo(foo) },
+		UpdateFunc: func(_, foo *v1alpha1.Foo) { c.enqueueFoo(foo) },
+	}); err != nil {
+		return nil, err
+	}
+	if c.depHandler, err = c.deployments.AddEventHandler(informer.HandlerFuncs[*appsv1.Deployment]{
+		AddFunc:    func(d *appsv1.Deployment, _ bool) { c.handleDeployment(d) },
+		UpdateFunc: c.onDeploymentUpdate,
+		DeleteFunc: c.onDeploymentDelete,
+	}); err != nil {
+		return nil, err
+	}
+
+	if c.fooAPI, err = fooclient.NewClient(cfg, fooclient.Options{}); err != nil {
+		return nil, err
+	}
+	if c.depAPI, err = newDeploymentClient(cfg); err != nil {
+		return nil, err
+	}
+	evScheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme, v1alpha1.AddToScheme)
+	if err != nil {
+		return nil, err
+	}
+	if c.recorder, err = events.NewRecorder(cfg, events.Options{
+		Scheme: evScheme, ReportingController: "kubeinternals.io/" + Name, Logger: c.log,
+	}); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// sampleControllerRateLimiter is the retry pacing of sample-controller's NewController.
+//
+// client-go: util/workqueue/default_rate_limiters.go DefaultTypedControllerRateLimiter
+// (same shape; sample-controller raises the bucket to 50 qps, burst 300)
+func sampleControllerRateLimiter() (workqueue.RateLimiter[Key], error) {
+	perItem, err := workqueue.NewItemExponentialFailureRateLimiter[Key](workqueue.ExponentialFailureOptions{
+		BaseDelay: 5 * time.Millisecond, MaxDelay: 1000 * time.Second,
+	})
+	if err != nil {
+		return nil, err
+	}
+	overall, err := workqueue.NewBucketRateLimiter[Key](workqueue.BucketOptions{QPS: 50, Burst: 300})
+	if err != nil {
+		return nil, err
+	}
+	return workqueue.NewMaxOfRateLimiter[Key](perItem, overall)
+}
+
+// Run starts the informers, waits for both caches (returning the reason if they cannot
+// sync, e.g. the CRD is not installed), runs the workers and blocks until ctx ends.
+// Then it stops taking work, lets each worker finish the key in hand (up to
+// Options.DrainTimeout), and stops the informers. It returns nil after a clean stop.
+//
+// client-go: sample-controller controller.go Controller.Run
+func (c *Controller) Run(ctx context.Context) error {
+	c.mu.Lock()
+	ran := c.ran
+	c.ran = true
+	c.mu.Unlock()
+	if ran {
+		return ErrAlreadyRun
+	}
+	// Shutdown order on every path: the queue (workers exit), then the informers.
+	defer c.depFactory.Shutdown()
+	defer c.fooFactory.Shutdown()
+
+	c.log.Info("starting informers")
+	c.fooFactory.Start(ctx)
+	c.depFactory.Start(ctx)
+	// Why wait for the handler registrations, not just the informers: a synced
+	// informer may still be handing the initial list to our handlers; waiting for the
+	// registrations means every existing Foo is in the queue before workers start.
+	if err := informer.WaitForCacheSync(ctx, c.fooHandler, c.depHandler); err != nil {
+		c.queue.ShutDown()
+		return fmt.Errorf("controller: caches did not sync: %w", err)
+	}
+
+	c.log.Info("starting workers", "count", c.workers)
+	// Why WithoutCancel: a worker that already took a key finishes it even though ctx
+	// has ended — a half-done sync is what "let workers finish" avoids. The drain
+	// timeout below bounds it.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	var wg sync.WaitGroup
+	for range c.workers {
+		// Goroutine owned by Run: a worker; it exits when the queue is shut down and
+		// empty, and Run waits for it below.
+		wg.Go(func() {
+			for c.processNextWorkItem(workCtx) {
+			}
+		})
+	}
+
+	<-ctx.Done()
+	c.log.Info("shutting down: no new work, letting workers finish")
+	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), c.drainTimeout)
+	defer cancelDrain()
+	if err := c.queue.ShutDownWithDrain(drainCtx); err != nil {
+		c.log.Warn("workers did not finish in time; cancelling their requests", "timeout", c.drainTimeout, "err", err)
+	}
+	cancelWork()
+	wg.Wait()
+	c.log.Info("workers stopped")
+	return nil
+}
+
+// processNextWorkItem takes one key, syncs it and settles it with the queue. It returns
+// false when the queue has shut down.
+//
+// client-go: sample-controller controller.go Controller.processNextWorkItem
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	// Invariant: Done for every key Get returned, or the key is stuck "processing"
+	// and never handed out again.
+	defer c.queue.Done(key)
+	err := c.sync(ctx, key)
+	settle(c.queue, key, err)
+	if err != nil {
+		c.log.Error("sync failed", "foo", key.String(), "err", err, "requeues", c.queue.NumRequeues(key))
+	}
+	return true
+}
+
+// settle tells the queue how a sync of key ended: success and permanent errors forget
+// the key (reset its backoff, no retry); any other error re-adds it with backoff.
+func settle(q workqueue.RateLimitingInterface[Key], key Key, err error) {
+	if err == nil || errors.Is(err, ErrInvalidSpec) {
+		q.Forget(key)
+		return
+	}
+	q.AddRateLimited(key)
+}

@@ -1,0 +1,73 @@
+// Package steptest holds what the step programs' integration tests share: a buffer a
+// program writes to while the test reads it, and a core/v1 client to act on the cluster.
+// It is test support, not a program; it is imported only by *_test.go files.
+package steptest
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/examples/internal/kube"
+)
+
+// Buffer is an io.Writer safe to write from the program's goroutine while the test reads.
+type Buffer struct {
+	mu  sync.Mutex   // guards buf
+	buf bytes.Buffer // guarded by mu
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// WaitFor waits until the output contains s (or fails the test after 30s).
+func (b *Buffer) WaitFor(t *testing.T, s string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(b.String(), s) }, 30*time.Second, 20*time.Millisecond,
+		"waiting for %q in the output:\n%s", s, b)
+}
+
+// Core returns a core/v1 REST client and creates namespace ns.
+func Core(t *testing.T, ctx context.Context, cfg *rest.Config, ns string) rest.Interface {
+	t.Helper()
+	core, _, err := kube.NewRESTClient(cfg, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
+	require.NoError(t, err)
+	require.NoError(t, core.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(ctx).Error())
+	return core
+}
+
+// ConfigMap creates (or, with update, replaces) a ConfigMap holding data k=v.
+func ConfigMap(t *testing.T, ctx context.Context, core rest.Interface, ns, name, v string, update bool) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{"k": v}}
+	req := core.Post().Namespace(ns).Resource("configmaps")
+	if update {
+		req = core.Put().Namespace(ns).Resource("configmaps").Name(name)
+	}
+	require.NoError(t, req.Body(cm).Do(ctx).Error())
+}
+
+// Delete deletes a namespaced object.
+func Delete(t *testing.T, ctx context.Context, core rest.Interface, ns, resource, name string) {
+	t.Helper()
+	require.NoError(t, core.Delete().Namespace(ns).Resource(resource).Name(name).Do(ctx).Error())
+}
