@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -21,11 +22,10 @@ func TestReflectorFeedsTheStore(t *testing.T) {
 	core := steptest.Core(t, ctx, env.Config, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
 
-	var out steptest.Buffer
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	// Goroutine owned by this test: the program, until stop.
-	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns) }()
+	// The program, in a goroutine owned by steptest.Start.
+	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
+		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns)
+	})
 
 	out.WaitFor(t, "Replace ")
 	steptest.ConfigMap(t, ctx, core, ns, "during", "1", false)
@@ -34,8 +34,7 @@ func TestReflectorFeedsTheStore(t *testing.T) {
 	out.WaitFor(t, "Update   during")
 	steptest.Delete(t, ctx, core, ns, "configmaps", "before")
 	out.WaitFor(t, "Delete   before")
-	stop()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
 	text := out.String()
 	t.Logf("program output:\n%s", text)
 

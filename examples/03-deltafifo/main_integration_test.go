@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -21,11 +22,10 @@ func TestDeltaFIFOKeepsEachObjectsChangesTogether(t *testing.T) {
 	core := steptest.Core(t, ctx, env.Config, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
 
-	var out steptest.Buffer
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	// Goroutine owned by this test: the program, until stop.
-	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns, 300*time.Millisecond) }()
+	// The program, in a goroutine owned by steptest.Start.
+	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
+		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, 300*time.Millisecond)
+	})
 
 	out.WaitFor(t, "Pop before: [Replaced(")
 	// Three changes to one object in quick succession, and a delete of another.
@@ -34,8 +34,7 @@ func TestDeltaFIFOKeepsEachObjectsChangesTogether(t *testing.T) {
 	steptest.ConfigMap(t, ctx, core, ns, "during", "3", true)
 	steptest.Delete(t, ctx, core, ns, "configmaps", "before")
 	out.WaitFor(t, "Pop before: [Deleted(")
-	stop()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
 	text := out.String()
 	t.Logf("program output:\n%s", text)
 

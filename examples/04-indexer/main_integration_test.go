@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -34,11 +35,10 @@ func TestPodsByNodeIndex(t *testing.T) {
 	pod("db-1", "node-b")
 	pod("pending", "")
 
-	var out steptest.Buffer
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	// Goroutine owned by this test: the program, until stop.
-	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns, 100*time.Millisecond) }()
+	// The program, in a goroutine owned by steptest.Start.
+	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
+		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, 100*time.Millisecond)
+	})
 
 	out.WaitFor(t, "index at rv")
 	pod("db-2", "node-b")
@@ -47,8 +47,7 @@ func TestPodsByNodeIndex(t *testing.T) {
 	require.NoError(t, core.Delete().Namespace(ns).Resource("pods").Name("web-1").
 		Body(&metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}).Do(ctx).Error())
 	out.WaitFor(t, "node-a: [step04/web-2]\n  node-b: [step04/db-1 step04/db-2]")
-	stop()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
 	text := out.String()
 	t.Logf("program output:\n%s", text)
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -22,11 +23,10 @@ func TestTwoHandlersShareOneInformer(t *testing.T) {
 	core := steptest.Core(t, ctx, env.Config, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
 
-	var out steptest.Buffer
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	// Goroutine owned by this test: the program (early handler resyncing every 1s), until stop.
-	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns, time.Second) }()
+	// The program, with its early handler resyncing every 1s.
+	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
+		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, time.Second)
+	})
 
 	out.WaitFor(t, "replay done for the late handler")
 	steptest.ConfigMap(t, ctx, core, ns, "during", "1", false)
@@ -35,8 +35,7 @@ func TestTwoHandlersShareOneInformer(t *testing.T) {
 	out.WaitFor(t, "early delete during")
 	out.WaitFor(t, "late  delete during")
 	out.WaitFor(t, "early resync before")
-	stop()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
 	text := out.String()
 	t.Logf("program output:\n%s", text)
 	lines := strings.Split(text, "\n")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -21,19 +22,17 @@ func TestControllerSkeletonReconcilesEachChange(t *testing.T) {
 	core := steptest.Core(t, ctx, env.Config, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
 
-	var out steptest.Buffer
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	// Goroutine owned by this test: the program, until stop.
-	go func() { done <- run(runCtx, env.Config, slog.New(slog.DiscardHandler), &out, ns, 2) }()
+	// The program, in a goroutine owned by steptest.Start.
+	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
+		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, 2)
+	})
 
 	out.WaitFor(t, "reconcile step07/before: rv=")
 	steptest.ConfigMap(t, ctx, core, ns, "during", "1", false)
 	out.WaitFor(t, "reconcile step07/during: rv=")
 	steptest.Delete(t, ctx, core, ns, "configmaps", "during")
 	out.WaitFor(t, "reconcile step07/during: gone")
-	stop()
-	require.NoError(t, <-done)
+	require.NoError(t, stop())
 	text := out.String()
 	t.Logf("program output:\n%s", text)
 

@@ -6,6 +6,7 @@ package steptest
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -70,4 +71,18 @@ func ConfigMap(t *testing.T, ctx context.Context, core rest.Interface, ns, name,
 func Delete(t *testing.T, ctx context.Context, core rest.Interface, ns, resource, name string) {
 	t.Helper()
 	require.NoError(t, core.Delete().Namespace(ns).Resource(resource).Name(name).Do(ctx).Error())
+}
+
+// Start runs program in a goroutine owned by the test, writing into a fresh Buffer, and
+// returns that Buffer and a stop func that cancels the program and returns its error.
+func Start(ctx context.Context, program func(ctx context.Context, out io.Writer) error) (*Buffer, func() error) {
+	out := &Buffer{}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	// Goroutine owned by the test: the program, until stop cancels it.
+	go func() { done <- program(runCtx, out) }()
+	return out, func() error {
+		cancel()
+		return <-done
+	}
 }
