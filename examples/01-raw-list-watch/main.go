@@ -32,17 +32,8 @@ func main() {
 	timeout := flag.Duration("timeout", 60*time.Second, "stop watching after this long")
 	flag.Parse()
 
-	log, err := flags.Logger(os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	cfg, src, err := flags.Config()
-	if err != nil {
-		log.Error("no cluster", "err", err)
-		os.Exit(1)
-	}
-	log.Info("connecting", "host", cfg.Host, "from", src.String())
+	log := flags.MustLogger()
+	cfg := flags.MustConfig(log)
 
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()

@@ -14,15 +14,11 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeinternals/informers/examples/internal/steptest"
-	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 func TestPodsByNodeIndex(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	const ns = "step04"
-	core := steptest.Core(t, ctx, env.Config, ns)
+	cfg, ctx, core := steptest.Cluster(t, ns)
 	pod := func(name, node string) {
 		// Why a pod can name a node that does not exist: binding is just a field; with
 		// no kubelet there, it simply never runs (this API server has no scheduler).
@@ -37,7 +33,7 @@ func TestPodsByNodeIndex(t *testing.T) {
 
 	// The program, in a goroutine owned by steptest.Start.
 	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
-		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, 100*time.Millisecond)
+		return run(ctx, cfg, slog.New(slog.DiscardHandler), w, ns, 100*time.Millisecond)
 	})
 
 	out.WaitFor(t, "index at rv")

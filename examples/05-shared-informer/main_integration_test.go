@@ -12,20 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubeinternals/informers/examples/internal/steptest"
-	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 func TestTwoHandlersShareOneInformer(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	const ns = "step05"
-	core := steptest.Core(t, ctx, env.Config, ns)
+	cfg, ctx, core := steptest.Cluster(t, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
 
 	// The program, with its early handler resyncing every 1s.
 	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
-		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, time.Second)
+		return run(ctx, cfg, slog.New(slog.DiscardHandler), w, ns, time.Second)
 	})
 
 	out.WaitFor(t, "replay done for the late handler")

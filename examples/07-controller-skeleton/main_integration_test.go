@@ -5,26 +5,21 @@ import (
 	"io"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubeinternals/informers/examples/internal/steptest"
-	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 func TestControllerSkeletonReconcilesEachChange(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	const ns = "step07"
-	core := steptest.Core(t, ctx, env.Config, ns)
+	cfg, ctx, core := steptest.Cluster(t, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
 
 	// The program, in a goroutine owned by steptest.Start.
 	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
-		return run(ctx, env.Config, slog.New(slog.DiscardHandler), w, ns, 2)
+		return run(ctx, cfg, slog.New(slog.DiscardHandler), w, ns, 2)
 	})
 
 	out.WaitFor(t, "reconcile step07/before: rv=")

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"time"
 
@@ -24,17 +23,8 @@ func main() {
 	drain := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long the syncs in progress may take to finish")
 	flag.Parse()
 
-	log, err := flags.Logger(os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	cfg, src, err := flags.Config()
-	if err != nil {
-		log.Error("no cluster", "err", err)
-		os.Exit(1)
-	}
-	log.Info("connecting", "host", cfg.Host, "from", src.String())
+	log := flags.MustLogger()
+	cfg := flags.MustConfig(log)
 
 	if *resync == 0 {
 		*resync = -1 // Options: negative disables, 0 means the default

@@ -23,17 +23,8 @@ func main() {
 	resync := flag.Duration("resync", 10*time.Minute, "informer resync period (0 disables)")
 	flag.Parse()
 
-	log, err := flags.Logger(os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	cfg, src, err := flags.Config()
-	if err != nil {
-		log.Error("no cluster", "err", err)
-		os.Exit(1)
-	}
-	log.Info("connecting", "host", cfg.Host, "from", src.String())
+	log := flags.MustLogger()
+	cfg := flags.MustConfig(log)
 	c, err := controller.New(cfg, controller.Options{
 		SourceNamespace: *source, Annotation: *annotation, ResyncPeriod: *resync, Logger: log,
 	})

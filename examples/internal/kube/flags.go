@@ -2,8 +2,10 @@ package kube
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"k8s.io/client-go/rest"
 )
@@ -37,4 +39,27 @@ func (f *Flags) Config() (*rest.Config, Source, error) {
 // Logger builds the logger the flags describe, writing to w.
 func (f *Flags) Logger(w io.Writer) (*slog.Logger, error) {
 	return NewLogger(w, f.LogLevel, f.LogFormat)
+}
+
+// MustLogger builds the logger from the flags, or prints the flag error and exits 2.
+// For main functions, after flag.Parse.
+func (f *Flags) MustLogger() *slog.Logger {
+	log, err := f.Logger(os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	return log
+}
+
+// MustConfig loads the cluster config (see Resolve for where from) and logs which
+// cluster it connects to, or logs why there is none and exits 1. For main functions.
+func (f *Flags) MustConfig(log *slog.Logger) *rest.Config {
+	cfg, src, err := f.Config()
+	if err != nil {
+		log.Error("no cluster", "err", err)
+		os.Exit(1)
+	}
+	log.Info("connecting", "host", cfg.Host, "from", src.String())
+	return cfg
 }

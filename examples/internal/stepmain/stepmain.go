@@ -7,7 +7,6 @@ package stepmain
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -40,23 +39,14 @@ func Main(run RunFunc, opts Options) {
 	timeout := flag.Duration("timeout", opts.Timeout, "stop after this long (Ctrl-C stops sooner)")
 	flag.Parse()
 
-	log, err := flags.Logger(os.Stderr)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
+	log := flags.MustLogger()
 	var cfg *rest.Config
 	if !opts.NoCluster {
-		var src kube.Source
-		if cfg, src, err = flags.Config(); err != nil {
-			log.Error("no cluster", "err", err)
-			os.Exit(1)
-		}
-		log.Info("connecting", "host", cfg.Host, "from", src.String())
+		cfg = flags.MustConfig(log)
 	}
 	ctx, stop := kube.SignalContext(context.Background())
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	err = run(ctx, cfg, log, os.Stdout)
+	err := run(ctx, cfg, log, os.Stdout)
 	cancel()
 	stop()
 	if err != nil {

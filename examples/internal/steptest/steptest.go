@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 // Buffer is an io.Writer safe to write from the program's goroutine while the test reads.
@@ -85,4 +86,15 @@ func Start(ctx context.Context, program func(ctx context.Context, out io.Writer)
 		cancel()
 		return <-done
 	}
+}
+
+// Cluster starts a fresh API server for the test (testenv's APIServer profile), creates
+// namespace ns, and returns the config, a context that ends after a minute (or when the
+// test ends), and a core/v1 client.
+func Cluster(t *testing.T, ns string) (*rest.Config, context.Context, rest.Interface) {
+	t.Helper()
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return env.Config, ctx, Core(t, ctx, env.Config, ns)
 }
