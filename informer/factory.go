@@ -93,10 +93,6 @@ func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], e
 	if inf, ok := f.informers[key]; ok {
 		return inf.(*SharedIndexInformer[T]), nil
 	}
-	client, err := reflector.NewRESTClient(f.cfg, res.GVR.GroupVersion())
-	if err != nil {
-		return nil, err
-	}
 	var scheme *runtime.Scheme
 	if !isUnstructured[T]() {
 		scheme = f.opts.Scheme
@@ -104,7 +100,7 @@ func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], e
 			return nil, fmt.Errorf("informer for %s as %v: typed objects need FactoryOptions.Scheme", res.GVR, key.typ)
 		}
 	}
-	lw, err := reflector.NewListerWatcher[T](client, reflector.ListWatchOptions{
+	lw, err := reflector.NewListerWatcherForConfig[T](f.cfg, res.GVR.GroupVersion(), reflector.ListWatchOptions{
 		Resource: res.GVR.Resource, Namespace: res.Namespace,
 		LabelSelector: res.LabelSelector, FieldSelector: res.FieldSelector,
 		Scheme: scheme, Protobuf: f.opts.Protobuf && scheme != nil, Logger: f.opts.Logger,

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 )
 
@@ -163,4 +164,17 @@ func loggerOrDiscard(l *slog.Logger) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return l
+}
+
+// NewListerWatcherForConfig is NewRESTClient followed by NewListerWatcher: a
+// ListerWatcher for opts.Resource in group version gv of the cluster cfg points at.
+//
+// Example: NewListerWatcherForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion,
+// ListWatchOptions{Resource: "configmaps", Scheme: scheme, Protobuf: true}).
+func NewListerWatcherForConfig[T Object](cfg *rest.Config, gv schema.GroupVersion, opts ListWatchOptions) (*RESTListerWatcher[T], error) {
+	client, err := NewRESTClient(cfg, gv)
+	if err != nil {
+		return nil, err
+	}
+	return NewListerWatcher[T](client, opts)
 }

@@ -451,3 +451,25 @@ func TestDecodeStatusOfAnUnreadableErrorEventIsAnInternalError(t *testing.T) {
 }
 
 var _ runtime.Object = (*corev1.ConfigMap)(nil)
+
+func TestNewListerWatcherForConfigBuildsTheClientForTheGroupVersion(t *testing.T) {
+	t.Run("a nil config or a group version without version is refused", func(t *testing.T) {
+		_, err := NewListerWatcherForConfig[*corev1.ConfigMap](nil, corev1.SchemeGroupVersion, ListWatchOptions{Resource: "configmaps"})
+		assert.ErrorIs(t, err, ErrInvalidOptions)
+		_, err = NewListerWatcherForConfig[*corev1.ConfigMap](&rest.Config{Host: "http://127.0.0.1:1"}, schema.GroupVersion{Group: "apps"}, ListWatchOptions{Resource: "deployments"})
+		assert.ErrorIs(t, err, ErrInvalidOptions)
+	})
+	t.Run("a LIST goes to the resource's path in that group version", func(t *testing.T) {
+		srv := newFakeAPIServer(t, func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "application/json")
+			_, _ = rw.Write([]byte(`{"apiVersion":"apps/v1","kind":"DeploymentList","metadata":{"resourceVersion":"7"},"items":[]}`))
+		})
+		lw, err := NewListerWatcherForConfig[*unstructured.Unstructured](&rest.Config{Host: srv.URL}, schema.GroupVersion{Group: "apps", Version: "v1"}, ListWatchOptions{Resource: "deployments", Namespace: "ns"})
+		require.NoError(t, err)
+		res, err := lw.List(t.Context(), metav1.ListOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, "7", res.ResourceVersion)
+		require.Len(t, srv.Requests(), 1)
+		assert.Contains(t, srv.Requests()[0], "/apis/apps/v1/namespaces/ns/deployments?")
+	})
+}

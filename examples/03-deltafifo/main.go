@@ -70,11 +70,7 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 	if err != nil {
 		return err
 	}
-	client, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
-	if err != nil {
-		return err
-	}
-	lw, err := reflector.NewListerWatcher[*corev1.ConfigMap](client, reflector.ListWatchOptions{Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true})
+	lw, err := reflector.NewListerWatcherForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true})
 	if err != nil {
 		return err
 	}
