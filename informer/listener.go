@@ -201,6 +201,22 @@ func (l *listener[T]) upstreamSynced() {
 	l.mu.Unlock()
 }
 
+// holdSync keeps the listener from counting as synced until releaseSync, however
+// many of its initial adds it has handled: a late registration holds it while its
+// replay is being queued.
+func (l *listener[T]) holdSync() {
+	l.mu.Lock()
+	l.sync.start()
+	l.mu.Unlock()
+}
+
+// releaseSync ends holdSync.
+func (l *listener[T]) releaseSync() {
+	l.mu.Lock()
+	l.sync.finished()
+	l.mu.Unlock()
+}
+
 // shouldResync reports whether this listener is due a resync at now.
 //
 // client-go: tools/cache/shared_informer.go processorListener.shouldResync

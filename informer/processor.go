@@ -24,8 +24,8 @@ type sharedProcessor[T indexer.Object] struct {
 	started bool
 	// stopped: run has returned; no listener can be added. Guarded by mu.
 	stopped bool
-	// upstreamSynced: the informer has synced; new listeners are told once their
-	// replay is queued. Guarded by mu.
+	// upstreamSynced: the informer has synced; listeners added later are told so
+	// when they are added. Guarded by mu.
 	upstreamSynced bool
 	// wg counts running listener goroutines.
 	wg sync.WaitGroup
@@ -43,6 +43,9 @@ func (p *sharedProcessor[T]) addListener(l *listener[T]) error {
 		return ErrStopped
 	}
 	p.listeners[l] = true
+	if p.upstreamSynced {
+		l.upstreamSynced()
+	}
 	if p.started {
 		p.startLocked(l)
 	}
@@ -74,22 +77,13 @@ func (p *sharedProcessor[T]) removeListener(l *listener[T]) {
 }
 
 // markUpstreamSynced tells every listener, and every later one, that the informer
-// has synced.
+// has synced. It runs on Run's sync watcher, without blockDeltas: a late listener
+// whose replay is still being queued is protected by its own hold (listener.holdSync).
 func (p *sharedProcessor[T]) markUpstreamSynced() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.upstreamSynced = true
 	for l := range p.listeners {
-		l.upstreamSynced()
-	}
-}
-
-// upstreamSyncedFor tells l the informer has synced if it has; called after a late
-// listener's replay is queued, so that it cannot count as synced before its replay.
-func (p *sharedProcessor[T]) upstreamSyncedFor(l *listener[T]) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if p.upstreamSynced {
 		l.upstreamSynced()
 	}
 }

@@ -106,15 +106,23 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	}
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
+	// Invariant: the listener cannot count as synced while its replay is being
+	// queued. Its goroutine starts at once and may drain each replayed add as soon
+	// as it is queued, and the informer may announce its sync at any moment (that
+	// happens on Run's own goroutine, not under blockDeltas); either would let
+	// "upstream synced, nothing pending" hold halfway through the replay. So the
+	// replay itself counts as one pending initial add until it is fully queued.
+	//
+	// client-go: AddEventHandlerWithOptions gets the same guarantee by starting the
+	// listener's watchSynced goroutine only after the replay is queued.
+	l.holdSync()
 	if err := s.processor.addListener(l); err != nil {
 		return nil, fmt.Errorf("AddEventHandler: %w", err)
 	}
 	for _, obj := range s.indexer.List() {
 		l.add(notification[T]{kind: addNotification, newObj: obj, isInInitialList: true})
 	}
-	// Only now may the listener learn that the informer synced: before its replay
-	// was queued it would have counted as synced with nothing handled.
-	s.processor.upstreamSyncedFor(l)
+	l.releaseSync()
 	return reg, nil
 }
 

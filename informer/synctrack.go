@@ -11,7 +11,9 @@ package informer
 //
 // client-go: tools/cache/synctrack/synctrack.go SingleFileTracker
 type syncTracker struct {
-	pending  int  // initial-list adds queued but not yet handled
+	// pending counts initial-list adds queued but not yet handled, plus one while a
+	// late registration's replay is still being queued (listener.holdSync).
+	pending  int
 	upstream bool // the informer has synced
 	// synced is closed once, when upstream && pending == 0.
 	synced chan struct{}
