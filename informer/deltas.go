@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/kubeinternals/informers/deltafifo"
@@ -8,6 +9,13 @@ import (
 )
 
 // handleDeltas applies one popped item's deltas, oldest first, under blockDeltas.
+// A delta the cache rejects (an IndexFunc error, say) is logged with its key and
+// skipped; the others are still applied. So one object with data an IndexFunc did not
+// expect costs that object only, with either queue: a DeltaFIFO item holds one key,
+// but a RealFIFO batch or a ReplacedAll holds many.
+//
+// Differences from client-go: client-go's indexer panics on an IndexFunc error, which
+// ends the process; there is nothing after it to compare with.
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.handleDeltas
 func (s *SharedIndexInformer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
@@ -15,10 +23,22 @@ func (s *SharedIndexInformer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInIn
 	defer s.blockDeltas.Unlock()
 	for _, d := range deltas {
 		if err := s.applyDelta(d, isInInitialList); err != nil {
-			return err
+			s.logRejected(d, err)
 		}
 	}
 	return nil
+}
+
+// logRejected logs a delta the cache did not take.
+func (s *SharedIndexInformer[T]) logRejected(d deltafifo.Delta[T], err error) {
+	if d.Type == deltafifo.ReplacedAll || d.Type == deltafifo.SyncAll || d.Type == deltafifo.Bookmark {
+		s.logger.Error("could not apply a list to the cache; it keeps its previous contents until the next relist",
+			"delta", d.Type.String(), "err", err)
+		return
+	}
+	key, _ := indexer.MetaNamespaceKeyFunc(d.Object)
+	s.logger.Error("could not apply a change to the cache; it keeps the object's last good state (if any) until the object changes again",
+		"key", key, "delta", d.Type.String(), "err", err)
 }
 
 // handleBatch applies a RealFIFO batch (distinct keys, in order) under one lock.
@@ -93,14 +113,14 @@ func (s *SharedIndexInformer[T]) distributeUpdate(old, obj T) {
 // step, then notifies: first every inferred delete (with a tombstone), then an add or
 // update per listed object in list order.
 //
+// A listed object the cache cannot index is left out of the swap as if it were
+// unchanged: a cached version stays (with no notification), an uncached one stays
+// absent. That is exactly what DeltaFIFO's per-object path does with it.
+//
 // client-go: tools/cache/controller.go processReplacedAllInfo
 func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialList bool) error {
 	listed := make(map[string]struct{}, len(objects))
-	type replacement struct {
-		old, obj T
-		existed  bool
-	}
-	replacements := make([]replacement, 0, len(objects))
+	replacements := make([]replacement[T], 0, len(objects))
 	for _, obj := range objects {
 		key, err := indexer.MetaNamespaceKeyFunc(obj)
 		if err != nil {
@@ -111,7 +131,7 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 		if err != nil {
 			return err
 		}
-		replacements = append(replacements, replacement{old: old, obj: obj, existed: exists})
+		replacements = append(replacements, replacement[T]{key: key, old: old, obj: obj, existed: exists})
 	}
 	var deletions []indexer.DeletedFinalStateUnknown[T]
 	for _, key := range s.indexer.ListKeys() {
@@ -122,18 +142,62 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 			deletions = append(deletions, indexer.DeletedFinalStateUnknown[T]{Key: key, Obj: obj})
 		}
 	}
-	if err := s.indexer.Replace(objects, rv); err != nil {
+	err := s.indexer.Replace(objects, rv)
+	if errors.Is(err, indexer.ErrIndexFunc) {
+		// The error path only: find every object an IndexFunc rejects, keep the
+		// cache's state for those, and swap in the rest.
+		objects = s.keepUnindexable(replacements)
+		err = s.indexer.Replace(objects, rv)
+	}
+	if err != nil {
 		return err
 	}
 	for i := range deletions {
 		s.processor.distribute(notification[T]{kind: deleteNotification, oldObj: deletions[i].Obj, tombstone: &deletions[i]}, false)
 	}
 	for _, r := range replacements {
-		if r.existed {
+		switch {
+		case r.rejected:
+		case r.existed:
 			s.distributeUpdate(r.old, r.obj)
-		} else {
+		default:
 			s.processor.distribute(notification[T]{kind: addNotification, newObj: r.obj, isInInitialList: isInInitialList}, false)
 		}
 	}
 	return nil
+}
+
+// replacement is one listed object of a ReplacedAll and what the cache held for it.
+type replacement[T indexer.Object] struct {
+	key      string
+	old, obj T
+	existed  bool
+	// rejected: an IndexFunc failed on obj, so the cache keeps old (if it existed).
+	rejected bool
+}
+
+// keepUnindexable runs the cache's index functions on every listed object, marks the
+// ones that fail as rejected (logging each with its key), and returns the list to
+// swap in: the listed object, or for a rejected one the cached version, if any.
+func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
+	indexers := s.indexer.GetIndexers()
+	objects := make([]T, 0, len(rs))
+	for i := range rs {
+		r := &rs[i]
+		for name, fn := range indexers {
+			if _, err := fn(r.obj); err != nil {
+				r.rejected = true
+				s.logger.Error("could not apply a listed object to the cache; it keeps the object's last good state (if any) until the object changes again",
+					"key", r.key, "index", name, "err", err)
+				break
+			}
+		}
+		switch {
+		case !r.rejected:
+			objects = append(objects, r.obj)
+		case r.existed:
+			objects = append(objects, r.old)
+		}
+	}
+	return objects
 }

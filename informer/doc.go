@@ -51,6 +51,9 @@
 //   - WaitForCacheSync waits on channels (client-go polls every 100ms) and returns an
 //     error carrying the reflector's last list error; it returns at once on 401, 403
 //     or 404 (missing RBAC, missing CRD) instead of waiting for ctx.
+//   - An object an IndexFunc rejects is the only one lost: it is logged with its key
+//     and skipped, the rest of its RealFIFO batch or relist is applied, and a cached
+//     version stays (deltas.go). client-go's indexer panics and the process exits.
 //   - No mutation detector, no informer metrics, no watch-list consistency detector.
 //
 // client-go: tools/cache/shared_informer.go, tools/cache/controller.go
