@@ -92,6 +92,9 @@
 //   - The store sees Replace once per successful (re)list, with everything, before any
 //     watch event of that cycle, and watch events in server order.
 //   - LastSyncResourceVersion only moves to an RV whose state the store has been given.
+//   - A watch event's resourceVersion, key and bookmark annotation are read before the
+//     store is called, and the object is not read again after: the store owns it from
+//     then on (a transform may change it in place; handlers may already read it).
 //   - A wrong-type or undecodable object in a watch stream is logged with its key
 //     (namespace/name, recovered from the raw bytes) and skipped; the watch goes on.
 //   - When Run returns, no goroutine it started is left: not the watch stream's

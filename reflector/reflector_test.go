@@ -329,3 +329,51 @@ func TestRunRefusesASecondConcurrentRun(t *testing.T) {
 		assert.Equal(t, []string{`list rv="0" limit=500`, `watch rv="1"`}, lw.Calls())
 	})
 }
+
+// transformingStore changes every object it is given in place, as a queue's
+// transform may: it clears the resourceVersion, the name and the annotations.
+type transformingStore struct{ recordingStore }
+
+func strip(o cmT) { o.ResourceVersion, o.Name, o.Annotations = "", "", nil }
+
+func (s *transformingStore) Add(o cmT) error {
+	defer strip(o)
+	return s.recordingStore.Add(o)
+}
+
+func (s *transformingStore) Update(o cmT) error {
+	defer strip(o)
+	return s.recordingStore.Update(o)
+}
+
+func (s *transformingStore) Delete(o cmT) error {
+	defer strip(o)
+	return s.recordingStore.Delete(o)
+}
+
+// The reflector reads what it needs from a watch event (its resourceVersion, its key)
+// before handing the object to the store: from then on the store owns it, and a
+// transform may change it in place (client-go's TestTransformingInformer clears the
+// resourceVersion) while handlers on other goroutines may already read it.
+//
+// client-go: tools/cache/reflector.go handleAnyWatch (reads the RV before the store call)
+func TestTheResourceVersionIsReadBeforeTheStoreTakesTheObject(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t,
+			listStep("1"),
+			watchClose(0, added(cm("a", "2")), modified(cm("a", "3")), deleted(cm("a", "4"))),
+			watchHold(added(cm("b", "5"))),
+		)
+		logs := &logRecorder{}
+		store := &transformingStore{recordingStore{addErr: errors.New("rejected")}}
+		r, err := NewReflector(lw, store, Options[cmT]{Logger: slog.New(logs)})
+		require.NoError(t, err)
+		runUntilExhausted(t, r, lw)
+		assert.Equal(t, []string{`list rv="0" limit=500`, `watch rv="1"`, `watch rv="4"`}, lw.Calls(),
+			"the re-watch resumes at the last event's RV, not from scratch")
+		assert.Equal(t, "5", r.LastSyncResourceVersion())
+		rejected := logs.Lines("store rejected a watch event")
+		require.Len(t, rejected, 2)
+		assert.Contains(t, rejected[0], "key=ns/a", "the log names the object as the server sent it")
+	})
+}

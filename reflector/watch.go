@@ -164,8 +164,17 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 				r.logger.Warn("skipping watch event without an object", "eventType", string(ev.Type))
 				continue
 			}
-			// Transitions W4, W5: apply the event to the store (or the watch-list buffer).
-			r.applyEvent(ev, sink)
+			// Invariant: everything the reflector needs from the object is read
+			// before the store is called. From then on the store owns it: a
+			// transform may change it in place (clearing its resourceVersion, say),
+			// and handlers on other goroutines may already be reading it.
+			//
+			// client-go: tools/cache/reflector.go handleAnyWatch (reads the RV first)
+			meta := eventMeta{
+				namespace:       ev.Object.GetNamespace(),
+				name:            ev.Object.GetName(),
+				resourceVersion: ev.Object.GetResourceVersion(),
+			}
 			switch ev.Type {
 			case watch.Modified, watch.Deleted:
 				pastSyntheticAdds = true
@@ -175,7 +184,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 					initialEventsEnd = true
 				}
 			}
-			onRV(ev.Object.GetResourceVersion(), pastSyntheticAdds)
+			// Transitions W4, W5: apply the event to the store (or the watch-list buffer).
+			r.applyEvent(ev, meta, sink)
+			onRV(meta.resourceVersion, pastSyntheticAdds)
 			count++
 			if exitOnInitialEventsEnd && initialEventsEnd {
 				r.logger.Debug("initial events received", "events", count, "took", time.Since(start))
@@ -186,9 +197,16 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 	}
 }
 
+// eventMeta is what the reflector reads from a watch event's object before the
+// store takes it.
+type eventMeta struct {
+	namespace, name, resourceVersion string
+}
+
 // applyEvent hands one event to sink. Store errors are logged, not returned: the
-// event is gone either way, and the next relist repairs the store.
-func (r *Reflector[T]) applyEvent(ev Event[T], sink eventSink[T]) {
+// event is gone either way, and the next relist repairs the store. meta was read
+// from ev.Object before this call; the object itself is not read after sink has it.
+func (r *Reflector[T]) applyEvent(ev Event[T], meta eventMeta, sink eventSink[T]) {
 	var err error
 	switch ev.Type {
 	case watch.Added:
@@ -200,14 +218,14 @@ func (r *Reflector[T]) applyEvent(ev Event[T], sink eventSink[T]) {
 	case watch.Bookmark:
 		// Transition W5: Bookmark → the RV advances; the store's objects do not change.
 		if bs, ok := sink.(BookmarkStore); ok {
-			err = bs.Bookmark(ev.Object.GetResourceVersion())
+			err = bs.Bookmark(meta.resourceVersion)
 		}
 	default:
 		r.logger.Warn("skipping watch event of unknown type", "eventType", string(ev.Type))
 		return
 	}
 	if err != nil {
-		r.logger.Error("store rejected a watch event", "eventType", string(ev.Type), "key", objectKey(ev.Object.GetNamespace(), ev.Object.GetName()), "err", err)
+		r.logger.Error("store rejected a watch event", "eventType", string(ev.Type), "key", objectKey(meta.namespace, meta.name), "err", err)
 	}
 }
 
