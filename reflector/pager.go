@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -53,6 +52,11 @@ func NewPager[T any](lister Lister[T], opts PagerOptions) (*Pager[T], error) {
 // resource version; an Expired on the first page is returned to the caller, whose
 // resource version it is.
 //
+// Differences from client-go: client-go's pager falls back only on Expired, while
+// its reflector treats Expired and Gone (what older servers send) alike. Both 410s
+// mean "that revision is compacted", so ours falls back on either (isExpiredError),
+// and the pager and the reflector agree.
+//
 // client-go: tools/pager/pager.go ListPager.list
 func (p *Pager[T]) List(ctx context.Context, opts metav1.ListOptions) (result ListResult[T], paginated bool, err error) {
 	if opts.Limit == 0 {
@@ -66,7 +70,7 @@ func (p *Pager[T]) List(ctx context.Context, opts metav1.ListOptions) (result Li
 		}
 		res, err := p.lister.List(ctx, opts)
 		if err != nil {
-			if page == 0 || !apierrors.IsResourceExpired(err) {
+			if page == 0 || !isExpiredError(err) {
 				return ListResult[T]{}, paginated, err
 			}
 			// Why: pages of a paged list are consistent only while etcd still has

@@ -96,6 +96,25 @@ func TestPager(t *testing.T) {
 			wantPaginated: true,
 		},
 		{
+			name:     "410 Gone (what older servers say) on a later page falls back too, as the reflector treats Gone like Expired",
+			pageSize: 1,
+			opts:     metav1.ListOptions{ResourceVersion: "0"},
+			pages: []ListResult[cmT]{
+				{Items: []cmT{a}, ResourceVersion: "7", Continue: "t1"},
+				{},
+				{Items: []cmT{a, b}, ResourceVersion: "9"},
+			},
+			errs: []error{nil, apierrors.NewGone("continue token too old")},
+			wantCalls: []metav1.ListOptions{
+				{ResourceVersion: "0", Limit: 1},
+				{Limit: 1, Continue: "t1"},
+				{ResourceVersion: "0"},
+			},
+			wantItems:     []cmT{a, b},
+			wantRV:        "9",
+			wantPaginated: true,
+		},
+		{
 			name:        "410 on the first page is returned to the caller",
 			opts:        metav1.ListOptions{ResourceVersion: "5"},
 			pages:       []ListResult[cmT]{{}},
