@@ -37,7 +37,12 @@ func (a api) namespace(t *testing.T, ctx context.Context, name string, optIn boo
 
 func (a api) putSecret(t *testing.T, ctx context.Context, ns, name, value string) {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{"v": []byte(value)}}
+	a.putLabelledSecret(t, ctx, ns, name, value, nil)
+}
+
+func (a api) putLabelledSecret(t *testing.T, ctx context.Context, ns, name, value string, labels map[string]string) {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Data: map[string][]byte{"v": []byte(value)}}
 	err := a.core.Post().Namespace(ns).Resource("secrets").Body(s).Do(ctx).Error()
 	if apierrors.IsAlreadyExists(err) {
 		err = a.core.Put().Namespace(ns).Resource("secrets").Name(name).Body(s).Do(ctx).Error()
@@ -125,18 +130,37 @@ func TestSecretSyncAgainstAnAPIServer(t *testing.T) {
 		a.eventuallyValue(t, ctx, "early", "api-key", "")
 		a.eventuallyValue(t, ctx, "late", "api-key", "")
 	})
+	t.Run("a source Secret that carries the copy label is neither pruned nor loses its copies", func(t *testing.T) {
+		// As if applied from YAML exported from another namespace's copy: the copies
+		// informer sees it too, but the source namespace is never a target.
+		a.putLabelledSecret(t, ctx, source, "exported", "e1", map[string]string{controller.LabelSourceNamespace: source})
+		a.eventuallyValue(t, ctx, "early", "exported", "e1")
+		a.eventuallyValue(t, ctx, "late", "exported", "e1")
+		waitQuiet(t, c)
+		for _, ns := range []string{source, "early", "late"} {
+			got, err := a.secretValue(ctx, ns, "exported")
+			require.NoError(t, err, "%s/exported must still exist after the controller went quiet", ns)
+			assert.Equal(t, "e1", got)
+		}
+	})
 	t.Run("once in step, the loop goes quiet: its own no-op updates cause no further syncs", func(t *testing.T) {
-		// Wait until two consecutive reads agree, then watch the count stay put.
-		var last int64 = -1
-		require.Eventually(t, func() bool {
-			n := c.Stats().Syncs
-			quiet := n == last
-			last = n
-			return quiet
-		}, waitFor, 500*time.Millisecond)
+		waitQuiet(t, c)
 		before := c.Stats()
 		assert.Never(t, func() bool { return c.Stats().Syncs != before.Syncs }, 2*time.Second, tick)
 		t.Logf("stats when quiet: %+v", before)
 		assert.Positive(t, before.Updates, "the syncs did PUT existing copies (no-ops on the server)")
 	})
+}
+
+// waitQuiet waits until two reads of the sync count 500ms apart agree: the
+// controller has handled every event so far.
+func waitQuiet(t *testing.T, c *controller.Controller) {
+	t.Helper()
+	var last int64 = -1
+	require.Eventually(t, func() bool {
+		n := c.Stats().Syncs
+		quiet := n == last
+		last = n
+		return quiet
+	}, waitFor, 500*time.Millisecond)
 }

@@ -45,6 +45,12 @@ func (c *Controller) sync(ctx context.Context) error {
 		return err
 	}
 	for _, cp := range copies {
+		// Pitfall: the label selects Secrets, not namespaces. A Secret in the source
+		// namespace can carry the label too (applied from YAML exported from a copy);
+		// it is a source, never a copy, and deleting it would delete its copies next.
+		if cp.Namespace == c.source {
+			continue
+		}
 		if !wanted[cp.Namespace+"/"+cp.Name] {
 			errs = append(errs, c.remove(ctx, cp))
 		}
