@@ -5,16 +5,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func TestRingIsAFIFOThatGrowsWithoutLosingOrder(t *testing.T) {
-	r := newRing[int](2)
+func TestRingIsAFIFOThatGrowsAndShrinksWithoutLosingOrder(t *testing.T) {
+	r := newRing[int](4)
 	var model []int
 	rng := rand.New(rand.NewPCG(1, 2))
 	next := 0
-	for range 10000 {
-		if rng.IntN(3) > 0 { // push twice as often as pop, so it grows
+	for step := range 40000 {
+		// Phases of mostly-push and mostly-pop make the ring grow, wrap and shrink.
+		pushBias := 30 + 40*((step/4000)%2)
+		if rng.IntN(100) < pushBias {
 			r.push(next)
 			model = append(model, next)
 			next++
@@ -26,10 +29,53 @@ func TestRingIsAFIFOThatGrowsWithoutLosingOrder(t *testing.T) {
 			continue
 		}
 		require.True(t, ok)
-		require.Equal(t, model[0], got)
+		require.Equal(t, model[0], got, "step %d", step)
 		model = model[1:]
+		require.Equal(t, len(model), r.len(), "step %d", step)
 	}
-	require.Equal(t, len(model), r.len())
+}
+
+func TestListenerRingMemory(t *testing.T) {
+	t.Run("a drained ring gives back the space of a burst, down to its initial size", func(t *testing.T) {
+		r := newRing[int](initialBufferSize)
+		for i := range 100_000 {
+			r.push(i)
+		}
+		require.GreaterOrEqual(t, r.capacity(), 100_000)
+		for range 100_000 {
+			r.pop()
+		}
+		assert.Equal(t, initialBufferSize, r.capacity())
+	})
+	t.Run("a popped slot no longer references its notification", func(t *testing.T) {
+		r := newRing[*int](4)
+		x := 1
+		r.push(&x)
+		r.pop()
+		for _, p := range r.buf {
+			assert.Nil(t, p)
+		}
+	})
+	t.Run("alternating push and pop at any depth stops resizing after one cycle", func(t *testing.T) {
+		for depth := 1; depth <= 300; depth++ {
+			for _, pushFirst := range []bool{true, false} {
+				r := newRing[int](4)
+				for i := range depth {
+					r.push(i)
+				}
+				allocs := testing.AllocsPerRun(10, func() {
+					if pushFirst {
+						r.push(1)
+						r.pop()
+					} else {
+						r.pop()
+						r.push(1)
+					}
+				})
+				require.Zero(t, allocs, "depth %d, push first %v: the ring resizes back and forth", depth, pushFirst)
+			}
+		}
+	})
 }
 
 func TestDetermineResyncPeriodFollowsClientGo(t *testing.T) {
