@@ -20,8 +20,9 @@ var ErrStarted = errors.New("informer has already started")
 type QueueKind int
 
 const (
-	// DeltaFIFOQueue (the default) coalesces the changes of one object into one queue
-	// entry: the classic path the client-go literature describes.
+	// DeltaFIFOQueue (the default) groups the changes of one object into one queue
+	// entry (handlers still get every change): the classic path the client-go
+	// literature describes.
 	DeltaFIFOQueue QueueKind = iota
 	// RealFIFOQueue keeps every event in order and delivers a relist as one atomic
 	// ReplacedAll: what client-go 1.36 informers use by default.

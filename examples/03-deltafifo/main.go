@@ -95,12 +95,15 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 		case <-time.After(popEvery):
 		}
 		err := fifo.Pop(ctx, func(deltas deltafifo.Deltas[*corev1.ConfigMap], initial bool) error {
-			// What an informer's processLoop does: apply the newest state to the cache.
-			last := deltas[len(deltas)-1]
-			if last.Type == deltafifo.Deleted {
-				_ = cache.Delete(last.Object)
-			} else {
-				_ = cache.Update(last.Object)
+			// What an informer's processLoop does: apply every delta, oldest first, to
+			// the cache (an informer notifies its handlers after each one, so they see
+			// the whole history; the cache ends at the newest state).
+			for _, d := range deltas {
+				if d.Type == deltafifo.Deleted {
+					_ = cache.Delete(d.Object)
+				} else {
+					_ = cache.Update(d.Object)
+				}
 			}
 			return apply(deltas, initial)
 		})
