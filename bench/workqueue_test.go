@@ -202,8 +202,8 @@ func BenchmarkParallelizeUntil(b *testing.B) {
 	})
 }
 
-// BenchmarkQueueAddGetDoneWithBacklog: one Add, Get and Done per op, as in the seed
-// pair, but on a queue that always holds 10,000 waiting items, so the dirty set is
+// BenchmarkQueueAddGetDoneWithBacklog: one Add, Get and Done per op, as in
+// BenchmarkSeedQueueAddGetDone, but on a queue that always holds 10,000 waiting items, so the dirty set is
 // large and its lookups miss the cache.
 func BenchmarkQueueAddGetDoneWithBacklog(b *testing.B) {
 	const backlog = 10_000

@@ -70,8 +70,8 @@ func TestInformerDeliversTheInitialListThenLiveChanges(t *testing.T) {
 	}
 }
 
-// The seed question: "why do Add events arrive while WaitForCacheSync is still
-// waiting?" Because "synced" means "the initial list has been delivered": the
+// The question newcomers ask (FAQ 21): "why do Add events arrive while
+// WaitForCacheSync is still waiting?" Because "synced" means "the initial list has been delivered": the
 // initial objects reach the handler as adds (isInInitialList=true) before — and in
 // order for — the sync to complete.
 func TestAddEventsArriveWhileWaitForCacheSyncIsStillWaiting(t *testing.T) {

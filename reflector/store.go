@@ -10,7 +10,7 @@ import (
 // *corev1.ConfigMap satisfy it, and so does *unstructured.Unstructured.
 //
 // Why a copy of indexer.Object: the reflector imports nothing from the store layer
-// (the consumer owns the interface, see DESIGN.md). The two constraints have the same
+// (the consumer owns the interface, see docs/design.md). The two constraints have the same
 // method set, so any T that satisfies one satisfies the other.
 type Object interface {
 	runtime.Object

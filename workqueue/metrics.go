@@ -178,7 +178,7 @@ func (m *queueMetrics[T]) refreshLocked(now time.Time) {
 
 // startRefresherLocked starts the refresher goroutine the first time it is needed.
 //
-// Why not in NewQueue: constructors start no goroutines (../DESIGN.md), and before the
+// Why not in NewQueue: constructors start no goroutines (docs/design.md), and before the
 // first Get nothing is processing, so there is nothing to refresh.
 func (q *Queue[T]) startRefresherLocked() {
 	if q.refresherStarted || q.shuttingDown {

@@ -1,8 +1,8 @@
 // Package controller is secret-sync: it copies every Secret of a source namespace into
 // each namespace that opts in with an annotation, keeps the copies equal to their
-// source, and removes copies that are no longer wanted. It is the controller of the
-// seed notes' "Finishing the Controller", built to show the one-shot (constant key)
-// pattern.
+// source, and removes copies that are no longer wanted. It is the classic
+// "finishing the controller" exercise of informer tutorials, built to show the
+// one-shot (constant key) pattern.
 //
 // # Where this sits
 //
