@@ -25,7 +25,11 @@
 //     isInInitialList=true, then live changes, with nothing missed or doubled:
 //     blockDeltas keeps the replay and the live notifications apart.
 //   - informer HasSynced: the first list has been popped and applied. Registration
-//     HasSynced: additionally, that handler has handled every initial add.
+//     HasSynced: additionally, that handler has handled every initial add — for a
+//     late handler, every add of its replay, which holds the registration's sync
+//     until it is fully queued (registration.go).
+//   - A change the cache rejects (an IndexFunc error) costs that object only: it is
+//     logged with its key and the rest of its batch or relist is applied.
 //   - An update whose old and new objects share a resourceVersion is a "resync" and
 //     goes only to handlers due a resync.
 //
