@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -70,9 +71,34 @@ type Env struct {
 	others       []*process // controller manager, scheduler, kwok (Cluster profile)
 }
 
+// launchAttempts bounds how often Launch starts over after losing a free port.
+const launchAttempts = 3
+
 // Launch starts a control plane and waits until it is ready. On error everything it
 // started is stopped again. Tests use Start, which also registers Stop.
-func Launch(ctx context.Context, opts Options) (_ *Env, err error) {
+//
+// Why it may start over: a free port is found by listening on port 0 and closing the
+// listener, and etcd or kube-apiserver binds it a moment later. Test packages run in
+// parallel, each starting control planes, so another process can take the port in
+// between ("bind: address already in use"). With ports it chose itself, Launch then
+// starts over on new ports; with ports the caller fixed, that error is the answer.
+func Launch(ctx context.Context, opts Options) (*Env, error) {
+	for attempt := 1; ; attempt++ {
+		e, err := launchOnce(ctx, opts)
+		if err == nil || attempt == launchAttempts || !lostFreePort(opts, err) {
+			return e, err
+		}
+	}
+}
+
+// lostFreePort reports whether err is a port taken between our check and the
+// program's bind, on ports Launch chose itself.
+func lostFreePort(opts Options, err error) bool {
+	return opts.EtcdPort == 0 && opts.APIServerPort == 0 &&
+		strings.Contains(err.Error(), "address already in use")
+}
+
+func launchOnce(ctx context.Context, opts Options) (_ *Env, err error) {
 	binDir, err := BinDir()
 	if err != nil {
 		return nil, err
