@@ -83,9 +83,18 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) *Factory {
 // type objects decode into: a typed API object registered in the factory's scheme,
 // or *unstructured.Unstructured for any resource (custom resources included).
 //
-// Pitfall: call For for every resource before Start — an informer created after
-// Start runs only when Start is called again (client-go has the same rule; forgetting
-// it makes WaitForCacheSync hang, kubernetes/kubernetes#92777).
+// Pitfall: call For for every resource before Start. Start runs only the informers
+// that exist when it is called; one created afterwards does not run until Start is
+// called again. Until then nothing fills its cache, and:
+//   - Factory.WaitForCacheSync skips it (it waits only for started informers), so it
+//     can return nil while this informer's cache is still empty;
+//   - waiting on the informer itself never succeeds: WaitForCacheSync(ctx, inf)
+//     blocks until ctx ends and returns an error wrapping ErrNotSynced, and
+//     inf.Synced() is never closed.
+//
+// So after creating an informer late, call Start again (it starts only the informers
+// not yet started; after Shutdown it starts nothing). client-go's factory behaves the
+// same way; kubernetes/kubernetes#92777 is that hang.
 func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], error) {
 	key := factoryKey{res: res, typ: reflect.TypeFor[T]()}
 	f.mu.Lock()

@@ -53,7 +53,8 @@
 // WATCH (client-go: tools/cache/reflector.go Reflector.watch, handleAnyWatch)
 //
 //   - W1 watch from lastSyncRV with allowWatchBookmarks and a random timeout in
-//     [5m, 10m) (MinWatchTimeout raises it).
+//     [5m, 10m) (MinWatchTimeout raises it). Why bookmarks: they keep lastSyncRV fresh
+//     on a quiet resource, so a re-watch is less likely to get 410 and relist.
 //   - W2 refused with connection refused or 429 → back off → W1 at the same RV, no relist.
 //     client-go: tools/cache/reflector.go isWatchErrorRetriable
 //   - W3 refused otherwise → BACKOFF → LIST.
@@ -62,7 +63,8 @@
 //     ADDEDs are over).
 //   - W5 BOOKMARK → lastSyncRV advances; the store's objects do not change (a
 //     BookmarkStore is told the RV).
-//   - W6 the server closes the stream (its timeout) → W1 at once, no relist.
+//   - W6 the stream ends without an error (the server's timeout, or a connection
+//     closed or reset on the way) → W1 at once, no relist.
 //   - W7 closed in under 1s with no events (ErrVeryShortWatch) → BACKOFF → LIST.
 //   - W8 ERROR event 410 Expired → BACKOFF → LIST at lastSyncRV (the RV is NOT marked
 //     unavailable: a list at that RV may still be served; L3 handles it if not).
@@ -77,9 +79,13 @@
 //   - S2 end bookmark → store.Replace(buffered objects, bookmark RV) → WATCH on the very
 //     same stream.
 //   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
-//   - S4 closed before the end bookmark → S1 with an empty buffer.
-//   - S5 refused otherwise (e.g. an old server) → LIST, in the same cycle.
-//   - S6 every 10s without the end bookmark → a warning.
+//   - S4 closed before the end bookmark → S1 with an empty buffer (a close within 1s
+//     with no events is ErrVeryShortWatch, handled by S5).
+//   - S5 refused otherwise (e.g. an old server), or ended before the end bookmark by
+//     any other error → LIST, in the same cycle.
+//   - S6 while the end bookmark is missing, a 10s ticker checks the stream and warns
+//     when no event has arrived yet or the last one is at least 10s old; a stream
+//     still delivering initial events is not warned about.
 //
 // Around them: R1 a resync timer calls store.Resync every ResyncPeriod (when
 // ShouldResync allows) for as long as a watch runs (client-go: Reflector.startResync);

@@ -12,8 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 )
 
-// initialEventsWarnInterval is how often watch-list warns while the bookmark that
-// ends the initial events has not arrived.
+// initialEventsWarnInterval is both how often handleWatch checks a watch-list stream
+// whose end bookmark has not arrived, and how long that stream must have been silent
+// for warnMissingInitialEventsEnd to warn: it warns at a tick when no event has
+// arrived yet, or when the last one is at least this old. A stream still delivering
+// initial events is not warned about.
 //
 // client-go: tools/cache/reflector.go newInitialEventsEndBookmarkTicker
 const initialEventsWarnInterval = 10 * time.Second
@@ -99,8 +102,10 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 		w = nil
 		switch {
 		case err == nil:
-			// Transition W6: watch closed normally (server timeout) → re-watch at once
-			// from the last RV, no relist.
+			// Transition W6: the stream ended without an error — the server's timeout,
+			// or a connection a proxy or load balancer closed or reset, which
+			// streamWatch.receive also reports as a plain end → re-watch at once from
+			// the last RV, no relist.
 			continue
 		case errors.Is(err, errStopRequested):
 			return nil
@@ -151,6 +156,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 			r.warnMissingInitialEventsEnd(now, start, lastEvent)
 		case ev, ok := <-w.ResultChan():
 			if !ok {
+				// The stream ended: the server's timeout, or a connection closed or
+				// reset on the way (W6; S4 during a watch-list) — unless it lasted
+				// under a second and delivered nothing, not even a bookmark (W7).
 				if count == 0 && time.Since(start) < time.Second {
 					return initialEventsEnd, fmt.Errorf("%s: %w", r.name, ErrVeryShortWatch)
 				}
@@ -229,7 +237,9 @@ func (r *Reflector[T]) applyEvent(ev Event[T], meta eventMeta, sink eventSink[T]
 	}
 }
 
-// warnMissingInitialEventsEnd warns when the initial-events stream has stalled.
+// warnMissingInitialEventsEnd is called at each tick of handleWatch's ticker while a
+// watch-list awaits its end bookmark. It warns when the stream has stalled: no event
+// yet since start, or none for at least initialEventsWarnInterval since lastEvent.
 //
 // client-go: tools/cache/reflector.go initialEventsEndBookmarkTicker.produceWarningIfExpired
 func (r *Reflector[T]) warnMissingInitialEventsEnd(now, start, lastEvent time.Time) {
