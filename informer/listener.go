@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/internal/ring"
 )
 
 // notificationKind says which handler method a notification is for.
@@ -47,7 +48,7 @@ type listener[T indexer.Object] struct {
 
 	mu sync.Mutex
 	// pending holds notifications not yet handed to the handler. Guarded by mu.
-	pending *ring[notification[T]]
+	pending ring.Ring[notification[T]]
 	// closed: no more notifications are accepted and run exits. Guarded by mu.
 	closed bool
 	// highWater is the largest backlog seen. Guarded by mu.
@@ -75,7 +76,7 @@ func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logge
 		logger:                logger,
 		wake:                  make(chan struct{}, 1),
 		done:                  make(chan struct{}),
-		pending:               newRing[notification[T]](initialBufferSize),
+		pending:               ring.Ring[notification[T]]{Floor: initialBufferSize},
 		warnAt:                warnAt,
 		sync:                  newSyncTracker(),
 		requestedResyncPeriod: requested,
@@ -85,7 +86,8 @@ func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logge
 	return l
 }
 
-// initialBufferSize is the ring's starting capacity, as in client-go.
+// initialBufferSize is the ring's starting capacity and the size it shrinks back to
+// after a burst; client-go starts its RingGrowing at the same size (and never shrinks it).
 const initialBufferSize = 1024
 
 // add queues a notification; it never blocks.
@@ -98,8 +100,8 @@ func (l *listener[T]) add(n notification[T]) {
 	if n.kind == addNotification && n.isInInitialList {
 		l.sync.start()
 	}
-	l.pending.push(n)
-	backlog := l.pending.len()
+	l.pending.Push(n)
+	backlog := l.pending.Len()
 	l.highWater = max(l.highWater, backlog)
 	warn := l.warnAt > 0 && backlog >= l.warnAt
 	if warn {
@@ -124,7 +126,11 @@ func (l *listener[T]) run() {
 	defer close(l.done)
 	for {
 		l.mu.Lock()
-		n, ok := l.pending.pop()
+		var n notification[T]
+		ok := l.pending.Len() > 0
+		if ok {
+			n = l.pending.Pop()
+		}
 		closed := l.closed
 		l.mu.Unlock()
 		if closed {

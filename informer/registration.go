@@ -43,7 +43,7 @@ func (r *Registration[T]) Synced() <-chan struct{} { return r.l.sync.synced }
 func (r *Registration[T]) Backlog() int {
 	r.l.mu.Lock()
 	defer r.l.mu.Unlock()
-	return r.l.pending.len()
+	return r.l.pending.Len()
 }
 
 // HighWater is the largest backlog this handler has had: how far it fell behind.

@@ -49,7 +49,8 @@
 //
 // # Reading order
 //
-//  1. ring.go — the FIFO storage: a ring buffer that stops allocating once grown.
+//  1. internal/ring — the FIFO storage: a ring buffer that stops allocating once
+//     grown and gives back the space of a burst (shared with the informer's listeners).
 //  2. queue.go — Queue: the dirty/processing state machine and shutdown.
 //  3. waiting.go — the min-heap of items waiting for their time.
 //  4. delaying_queue.go — DelayingQueue: AddAfter and the timer.

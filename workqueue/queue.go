@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/kubeinternals/informers/internal/ring"
 )
 
 // Interface is the contract of a work queue: producers Add keys, workers Get a key,
@@ -77,7 +79,7 @@ type Queue[T comparable] struct {
 	// Invariant: it holds exactly the items that are dirty and not processing, each
 	// once, oldest first. That is why a worker never gets an item that another worker
 	// is processing.
-	queue ring[T]
+	queue ring.Ring[T]
 	// dirty is guarded by mu: the items that need processing — those in queue, plus
 	// those added again while processing, which Done will queue.
 	// Invariant: an Add of an item already in dirty changes nothing.
@@ -172,7 +174,7 @@ func (q *Queue[T]) addLocked(item T) {
 		q.dirtyProcessing++
 		return
 	}
-	q.queue.push(item)
+	q.queue.Push(item)
 	q.nonEmpty.Signal()
 }
 
@@ -184,7 +186,7 @@ func (q *Queue[T]) addLocked(item T) {
 func (q *Queue[T]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.queue.len()
+	return q.queue.Len()
 }
 
 // Get blocks until it can hand out the oldest waiting item, which is then processing
@@ -195,13 +197,13 @@ func (q *Queue[T]) Len() int {
 func (q *Queue[T]) Get() (item T, shutdown bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for q.queue.len() == 0 && !q.shuttingDown {
+	for q.queue.Len() == 0 && !q.shuttingDown {
 		q.nonEmpty.Wait()
 	}
-	if q.queue.len() == 0 {
+	if q.queue.Len() == 0 {
 		return item, true
 	}
-	item = q.queue.pop()
+	item = q.queue.Pop()
 	// Invariant: an item in the ring is dirty and not processing; it now becomes
 	// processing and not dirty. A later Add makes it dirty again, and Done sees that.
 	delete(q.dirty, item)
@@ -238,7 +240,7 @@ func (q *Queue[T]) Done(item T) {
 	if q.dirtyProcessing > 0 {
 		if _, ok := q.dirty[item]; ok {
 			q.dirtyProcessing--
-			q.queue.push(item)
+			q.queue.Push(item)
 			q.nonEmpty.Signal()
 		}
 	}

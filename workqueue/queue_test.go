@@ -354,8 +354,7 @@ func checkQueueInvariants[T comparable](t *testing.T, q *Queue[T]) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	inRing := map[T]bool{}
-	for i := range q.queue.len() {
-		item := q.queue.buf[(q.queue.head+i)&(len(q.queue.buf)-1)]
+	for item := range q.queue.All() {
 		require.False(t, inRing[item], "%v is in the ring twice", item)
 		inRing[item] = true
 		require.Contains(t, q.dirty, item, "%v is in the ring but not dirty", item)

@@ -1,0 +1,45 @@
+package informer
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The listener's buffer is internal/ring (tested there); what the listener adds is
+// its floor: a burst to a slow handler is given back down to initialBufferSize.
+func TestListenerBufferGivesBackTheSpaceOfABurst(t *testing.T) {
+	l := newListener[*corev1.ConfigMap](HandlerFuncs[*corev1.ConfigMap]{}, slog.New(slog.DiscardHandler), 0, 0, -1)
+	for range 100_000 {
+		l.add(notification[*corev1.ConfigMap]{kind: addNotification, newObj: &corev1.ConfigMap{}})
+	}
+	require.GreaterOrEqual(t, l.pending.Cap(), 100_000)
+	assert.Equal(t, 100_000, l.highWater)
+	for range 100_000 {
+		l.pending.Pop()
+	}
+	assert.Equal(t, initialBufferSize, l.pending.Cap())
+}
+
+func TestDetermineResyncPeriodFollowsClientGo(t *testing.T) {
+	cases := []struct {
+		name                 string
+		desired, check, want int
+	}{
+		{"a handler that wants none gets none", 0, 5, 0},
+		{"an informer that never resyncs gives none", 10, 0, 0},
+		{"a period below the check period is raised to it", 3, 5, 5},
+		{"a longer period is kept", 10, 5, 10},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.EqualValues(t, c.want, determineResyncPeriod(durationOf(c.desired), durationOf(c.check))/durationOf(1))
+		})
+	}
+}
+
+func durationOf(n int) time.Duration { return time.Duration(n) * time.Second }
