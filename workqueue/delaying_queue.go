@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // DelayingInterface is a work queue that can also add an item after a delay, so that a
@@ -98,10 +100,20 @@ func (q *DelayingQueue[T]) init(opts Options) {
 //
 // client-go: util/workqueue/delaying_queue.go delayingType.AddAfter
 func (q *DelayingQueue[T]) AddAfter(item T, delay time.Duration) {
+	q.addAfter(item, delay, trace.AddedAfter, 0)
+}
+
+// addAfter is AddAfter, reported to the tracer as kind (AddedAfter, or RateLimited
+// with the item's requeue count).
+func (q *DelayingQueue[T]) addAfter(item T, delay time.Duration, kind trace.Kind, requeues int) {
 	q.waitMu.Lock()
 	if q.stopped {
 		q.waitMu.Unlock()
 		return
+	}
+	if q.tracer != nil {
+		q.tracer.Emit(trace.Event{Stage: trace.Workqueue, Kind: kind, Source: q.name,
+			Key: trace.KeyOf(item), Duration: max(delay, 0), Requeues: requeues})
 	}
 	if q.retries != nil {
 		q.retries.Inc()

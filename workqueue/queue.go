@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/internal/ring"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // Interface is the contract of a work queue: producers Add keys, workers Get a key,
@@ -51,6 +52,10 @@ type Options struct {
 	// Logger receives warnings about misuse (Done of an item that is not processing) and
 	// debug lines about shutdown. Nil discards them.
 	Logger *slog.Logger
+	// Tracer receives an event for every Add (new, deduplicated or marked dirty),
+	// Get, Done, Forget, delayed and rate-limited add, and the shutdown. Nil: off, at
+	// the cost of one pointer check per operation.
+	Tracer *trace.Tracer
 }
 
 // Queue is a fair, deduplicating, concurrency-safe work queue. Build it with NewQueue;
@@ -114,6 +119,11 @@ type Queue[T comparable] struct {
 	// logger and name are immutable after construction.
 	logger *slog.Logger
 	name   string
+	// tracer is immutable; nil means tracing is off.
+	tracer *trace.Tracer
+	// addedAt is guarded by mu and used only when tracer is set: when each dirty item
+	// became dirty, so that Get can report how long it waited.
+	addedAt map[T]time.Time
 }
 
 var _ Interface[string] = (*Queue[string])(nil)
@@ -141,6 +151,10 @@ func (q *Queue[T]) init(opts Options) {
 		q.logger = slog.New(slog.DiscardHandler)
 	}
 	q.name = opts.Name
+	if opts.Tracer != nil {
+		q.tracer = opts.Tracer
+		q.addedAt = make(map[T]time.Time)
+	}
 	q.metrics = newQueueMetrics[T](opts.MetricsProvider, opts.Name)
 }
 
@@ -157,11 +171,13 @@ func (q *Queue[T]) Add(item T) {
 // addLocked is Add with mu held.
 func (q *Queue[T]) addLocked(item T) {
 	if q.shuttingDown {
+		q.traceAddLocked(item, "shutting down")
 		return
 	}
 	if _, ok := q.dirty[item]; ok {
 		// Already waiting (or already due for a second round): the pending processing
 		// will see the latest state of the object, so once is enough.
+		q.traceAddLocked(item, "deduplicated")
 		return
 	}
 	q.dirty[item] = struct{}{}
@@ -172,10 +188,26 @@ func (q *Queue[T]) addLocked(item T) {
 		// Why not queue it now: a second worker could Get it while the first is still
 		// working on it. Done queues it.
 		q.dirtyProcessing++
+		q.traceAddLocked(item, "dirty")
 		return
 	}
 	q.queue.Push(item)
 	q.nonEmpty.Signal()
+	q.traceAddLocked(item, "new")
+}
+
+// traceAddLocked reports what Add did with item (trace.Added), and remembers when a
+// new or dirty item started waiting.
+func (q *Queue[T]) traceAddLocked(item T, outcome string) {
+	if q.tracer == nil {
+		return
+	}
+	now := time.Now()
+	if outcome == "new" || outcome == "dirty" {
+		q.addedAt[item] = now
+	}
+	q.tracer.Emit(trace.Event{Time: now, Stage: trace.Workqueue, Kind: trace.Added, Source: q.name,
+		Key: trace.KeyOf(item), Reason: outcome, QueueLen: q.queue.Len()})
 }
 
 // Len returns the number of items waiting for a worker. Items in processing are not
@@ -212,6 +244,12 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		q.metrics.gotLocked(item, time.Now())
 		q.startRefresherLocked()
 	}
+	if q.tracer != nil {
+		now := time.Now()
+		q.tracer.Emit(trace.Event{Time: now, Stage: trace.Workqueue, Kind: trace.Got, Source: q.name,
+			Key: trace.KeyOf(item), Duration: now.Sub(q.addedAt[item]), QueueLen: q.queue.Len()})
+		delete(q.addedAt, item)
+	}
 	return item, false
 }
 
@@ -237,12 +275,21 @@ func (q *Queue[T]) Done(item T) {
 	if q.metrics != nil {
 		q.metrics.doneLocked(item, time.Now())
 	}
+	requeued := false
 	if q.dirtyProcessing > 0 {
 		if _, ok := q.dirty[item]; ok {
 			q.dirtyProcessing--
 			q.queue.Push(item)
 			q.nonEmpty.Signal()
+			requeued = true
 		}
+	}
+	if q.tracer != nil {
+		e := trace.Event{Stage: trace.Workqueue, Kind: trace.Done, Source: q.name, Key: trace.KeyOf(item), QueueLen: q.queue.Len()}
+		if requeued {
+			e.Reason = "requeued"
+		}
+		q.tracer.Emit(e)
 	}
 	if len(q.processing) == 0 && q.draining {
 		q.idle.Broadcast()
@@ -258,7 +305,7 @@ func (q *Queue[T]) Done(item T) {
 // client-go: util/workqueue/queue.go Typed.ShutDown
 func (q *Queue[T]) ShutDown() {
 	q.mu.Lock()
-	q.shutDownLocked()
+	q.shutDownLocked("")
 	q.draining = false
 	q.idle.Broadcast()
 	q.mu.Unlock()
@@ -283,7 +330,7 @@ func (q *Queue[T]) ShutDownWithDrain(ctx context.Context) error {
 		return fmt.Errorf("%w: ShutDownWithDrain needs a non-nil context", ErrInvalidArgument)
 	}
 	q.mu.Lock()
-	q.shutDownLocked()
+	q.shutDownLocked("drain")
 	q.draining = true
 	err := q.waitIdleLocked(ctx)
 	q.mu.Unlock()
@@ -323,11 +370,15 @@ func (q *Queue[T]) waitIdleLocked(ctx context.Context) error {
 }
 
 // shutDownLocked flips shuttingDown once, wakes every Get and ends the refresher.
-func (q *Queue[T]) shutDownLocked() {
+// how is "drain" for ShutDownWithDrain, for the trace.
+func (q *Queue[T]) shutDownLocked(how string) {
 	if q.shuttingDown {
 		return
 	}
 	q.shuttingDown = true
+	if q.tracer != nil {
+		q.tracer.Emit(trace.Event{Stage: trace.Workqueue, Kind: trace.ShutDown, Source: q.name, Reason: how, QueueLen: q.queue.Len()})
+	}
 	close(q.stop)
 	q.nonEmpty.Broadcast()
 }

@@ -1,5 +1,7 @@
 package workqueue
 
+import "github.com/kubeinternals/informers/trace"
+
 // RateLimitingInterface is a delaying work queue whose retries are paced by a
 // RateLimiter. The usual worker loop:
 //
@@ -69,7 +71,12 @@ func NewRateLimitingQueue[T comparable](opts RateLimitingOptions[T]) *RateLimiti
 //
 // client-go: util/workqueue/rate_limiting_queue.go rateLimitingType.AddRateLimited
 func (q *RateLimitingQueue[T]) AddRateLimited(item T) {
-	q.AddAfter(item, q.limiter.When(item))
+	delay := q.limiter.When(item)
+	requeues := 0
+	if q.tracer != nil {
+		requeues = q.limiter.NumRequeues(item)
+	}
+	q.addAfter(item, delay, trace.RateLimited, requeues)
 }
 
 // Forget clears item's history in the rate limiter. The caller must still call Done.
@@ -77,6 +84,9 @@ func (q *RateLimitingQueue[T]) AddRateLimited(item T) {
 // client-go: util/workqueue/rate_limiting_queue.go rateLimitingType.Forget
 func (q *RateLimitingQueue[T]) Forget(item T) {
 	q.limiter.Forget(item)
+	if q.tracer != nil {
+		q.tracer.Emit(trace.Event{Stage: trace.Workqueue, Kind: trace.Forgot, Source: q.name, Key: trace.KeyOf(item)})
+	}
 }
 
 // NumRequeues returns the rate limiter's failure count for item.
