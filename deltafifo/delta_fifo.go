@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // DeltaFIFOOptions configures a DeltaFIFO. The zero value is a working queue keyed
@@ -31,6 +32,9 @@ type DeltaFIFOOptions[T indexer.Object] struct {
 	Logger *slog.Logger
 	// Name identifies this queue in logs and errors. Empty means "DeltaFIFO".
 	Name string
+	// Tracer receives an event for every delta queued (or coalesced), Replace,
+	// dropped Delete and Pop. Nil: off, at the cost of one pointer check.
+	Tracer *trace.Tracer
 }
 
 // DeltaFIFO is the classic informer queue: for each key, the list of every change
@@ -54,6 +58,7 @@ type DeltaFIFO[T indexer.Object] struct {
 	keyFunc   indexer.KeyFunc[T]
 	known     KnownObjects[T] // nil if the options had none
 	transform func(T) (T, error)
+	tracer    *trace.Tracer
 
 	// mu guards every field below. Pop holds it while process runs.
 	mu sync.Mutex
@@ -85,6 +90,7 @@ func NewDeltaFIFO[T indexer.Object](opts DeltaFIFOOptions[T]) *DeltaFIFO[T] {
 		keyFunc:   opts.KeyFunc,
 		known:     opts.KnownObjects,
 		transform: opts.Transform,
+		tracer:    opts.Tracer,
 		items:     map[string]Deltas[T]{},
 		sync:      newInitialSync(),
 	}
@@ -140,6 +146,10 @@ func (f *DeltaFIFO[T]) event(t DeltaType, obj T) error {
 	defer f.mu.Unlock()
 	f.sync.markPopulatedLocked()
 	if t == Deleted && !f.deleteIsNewsLocked(key) {
+		if f.tracer != nil {
+			f.tracer.Emit(trace.Event{Stage: trace.DeltaFIFO, Kind: trace.DeleteDropped, Source: f.name,
+				Key: key, ResourceVersion: rvOf(obj), QueueLen: len(f.queue)})
+		}
 		return nil
 	}
 	obj, err = f.transformLocked(key, obj)
@@ -235,8 +245,20 @@ func (f *DeltaFIFO[T]) queueLocked(key string, d Delta[T]) {
 	if !queued {
 		f.queue = append(f.queue, key)
 	}
-	f.items[key] = dedupDeltas(append(old, d))
+	deltas := dedupDeltas(append(old, d))
+	f.items[key] = deltas
 	f.cond.Broadcast()
+	if f.tracer != nil {
+		e := trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: f.name, Key: key,
+			Type: d.Type.String(), Pending: len(deltas), QueueLen: len(f.queue)}
+		e.ResourceVersion = rvOf(d.Object)
+		if len(deltas) == len(old) {
+			e.Reason = "coalesced"
+		} else if d.Tombstone != nil {
+			e.Reason = "tombstone"
+		}
+		f.tracer.Emit(e)
+	}
 }
 
 // dedupDeltas merges the last two deltas if both are deletes — the only duplicate

@@ -3,6 +3,8 @@ package deltafifo
 import (
 	"context"
 	"fmt"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // Pop waits until a key is queued, removes it with all its deltas, and calls process
@@ -48,6 +50,10 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error
 	deltas := f.items[key]
 	delete(f.items, key)
 	f.sync.poppedLocked(1)
+	if f.tracer != nil {
+		f.tracer.Emit(trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Popped, Source: f.name, Key: key,
+			ResourceVersion: rvOf(deltas.Newest().Object), Pending: len(deltas), QueueLen: len(f.queue)})
+	}
 	// Runs before the deferred Unlock, so also if process panics.
 	defer f.sync.checkLocked()
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // Replace delivers a full list: a Replaced delta for every listed object, then a
@@ -93,6 +94,10 @@ func (f *DeltaFIFO[T]) Replace(items []T, resourceVersion string) error {
 	}
 
 	f.sync.firstReplaceLocked(len(listed) + tombstones)
+	if f.tracer != nil {
+		f.tracer.Emit(trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Replaced, Source: f.name,
+			ResourceVersion: resourceVersion, Items: len(items), Tombstones: tombstones, QueueLen: len(f.queue)})
+	}
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // defaultBatchSize is the most deltas one PopBatch hands over.
@@ -32,6 +33,9 @@ type RealFIFOOptions[T indexer.Object] struct {
 	Logger *slog.Logger
 	// Name identifies this queue in logs and errors. Empty means "RealFIFO".
 	Name string
+	// Tracer receives an event for every delta queued, Replace and Pop. Nil: off,
+	// at the cost of one pointer check.
+	Tracer *trace.Tracer
 }
 
 // RealFIFO is the queue client-go 1.36 informers use by default: every event, in the
@@ -55,6 +59,7 @@ type RealFIFO[T indexer.Object] struct {
 	transform    func(T) (T, error)
 	emitBookmark bool
 	batchSize    int // defaultBatchSize; tests in this package lower it
+	tracer       *trace.Tracer
 
 	// mu guards every field below. Pop releases it while process runs if fewer than
 	// two batches are queued.
@@ -97,6 +102,7 @@ func NewRealFIFO[T indexer.Object](opts RealFIFOOptions[T]) *RealFIFO[T] {
 		keyFunc:      opts.KeyFunc,
 		transform:    opts.Transform,
 		emitBookmark: opts.EmitBookmark,
+		tracer:       opts.Tracer,
 		batchSize:    defaultBatchSize,
 		sync:         newInitialSync(),
 		seen:         map[string]struct{}{},
@@ -191,6 +197,10 @@ func (f *RealFIFO[T]) Replace(items []T, resourceVersion string) error {
 		Info: &Info[T]{Objects: objects, ResourceVersion: resourceVersion},
 	}})
 	f.sync.firstReplaceLocked(len(f.items))
+	if f.tracer != nil {
+		f.tracer.Emit(trace.Event{Stage: trace.RealFIFO, Kind: trace.Replaced, Source: f.name,
+			ResourceVersion: resourceVersion, Items: len(items), QueueLen: len(f.items)})
+	}
 	return nil
 }
 
@@ -230,6 +240,14 @@ func (f *RealFIFO[T]) Bookmark(resourceVersion string) error {
 func (f *RealFIFO[T]) appendLocked(e entry[T]) {
 	f.items = append(f.items, e)
 	f.cond.Broadcast()
+	if f.tracer != nil {
+		ev := trace.Event{Stage: trace.RealFIFO, Kind: trace.Queued, Source: f.name, Key: e.key,
+			Type: e.delta.Type.String(), ResourceVersion: rvOf(e.delta.Object), QueueLen: len(f.items)}
+		if e.delta.Info != nil {
+			ev.ResourceVersion = e.delta.Info.ResourceVersion
+		}
+		f.tracer.Emit(ev)
+	}
 }
 
 // HasSynced reports whether the first list has been popped and processed — or
