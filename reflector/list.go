@@ -6,6 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // listAndWatch is one cycle of the state machine: fetch the full state (watch-list
@@ -103,11 +105,19 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	// at RV "" below (client-go reuses its pager the same way).
 	listAll := r.lister(opts.ResourceVersion)
 	began := time.Now()
+	if r.opts.Tracer != nil {
+		r.emit(trace.Event{Kind: trace.ListStarted, Type: "list", ResourceVersion: opts.ResourceVersion})
+	}
 	res, paginated, err := listAll(ctx, opts)
 	if isExpiredError(err) || isTooLargeResourceVersionError(err) {
 		// Transition L3: LIST 410/too-large → LIST at RV "" (consistent read), now.
 		r.setResourceVersionUnavailable(true)
-		res, paginated, err = listAll(ctx, metav1.ListOptions{ResourceVersion: r.relistResourceVersion()})
+		retry := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; listing again at the most recent"})
+			r.emit(trace.Event{Kind: trace.ListStarted, Type: "list", ResourceVersion: retry.ResourceVersion})
+		}
+		res, paginated, err = listAll(ctx, retry)
 	}
 	if err != nil {
 		return fmt.Errorf("list %s: %w", r.typeDescription, err)
@@ -120,6 +130,9 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	r.setResourceVersionUnavailable(false)
 	r.logger.Debug("listed", "items", len(res.Items), "resourceVersion", res.ResourceVersion, "paginated", paginated, "took", time.Since(began))
 	// Transition L4: the list is the store's new content.
+	if r.opts.Tracer != nil {
+		r.emit(trace.Event{Kind: trace.Listed, Type: "list", Items: len(res.Items), ResourceVersion: res.ResourceVersion, Paged: paginated})
+	}
 	if err := r.store.Replace(res.Items, res.ResourceVersion); err != nil {
 		return fmt.Errorf("replace store content with the list of %s: %w", r.typeDescription, err)
 	}

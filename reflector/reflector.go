@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // Watch timeouts: each watch asks the server to end it after a random time in
@@ -47,6 +49,9 @@ type Options[T Object] struct {
 	// MinWatchTimeout raises the lower bound of the random watch timeout. Values at
 	// or below DefaultMinWatchTimeout are ignored, to protect the control plane.
 	MinWatchTimeout time.Duration
+	// Tracer receives an event for every LIST and WATCH, watch event, bookmark,
+	// watch end, relist, backoff and resync tick. Nil: off. See package trace.
+	Tracer *trace.Tracer
 }
 
 // Reflector keeps a Store in step with one resource on the API server: it lists
@@ -144,7 +149,12 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		}
 		// Transition B1. Why back off even after a cycle that ended without error: every cycle
 		// ends in a relist, and relists are what overload a recovering server.
-		if !sleepCtx(ctx, r.backoff.Next(time.Now())) {
+		delay := r.backoff.Next(time.Now())
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err)})
+			r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: "before the relist"})
+		}
+		if !sleepCtx(ctx, delay) {
 			return
 		}
 	}

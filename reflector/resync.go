@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // resyncLoop (transition R1) calls store.Resync every ResyncPeriod (when ShouldResync allows) until
@@ -23,7 +25,15 @@ func (r *Reflector[T]) resyncLoop(ctx context.Context, errc chan<- error) {
 			return
 		case <-t.C:
 		}
-		if r.opts.ShouldResync == nil || r.opts.ShouldResync() {
+		due := r.opts.ShouldResync == nil || r.opts.ShouldResync()
+		if r.opts.Tracer != nil {
+			why := "resyncing the store"
+			if !due {
+				why = "skipped: no handler is due"
+			}
+			r.emit(trace.Event{Kind: trace.ResyncTick, Reason: why})
+		}
+		if due {
 			r.logger.Debug("resync")
 			if err := r.store.Resync(); err != nil {
 				errc <- fmt.Errorf("resync: %w", err) // errc has room for one; we send once

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // initialEventsWarnInterval is both how often handleWatch checks a watch-list stream
@@ -77,6 +79,9 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 				AllowWatchBookmarks: true,
 			}
 			propagateFromStart = opts.ResourceVersion != "" && opts.ResourceVersion != "0"
+			if r.opts.Tracer != nil {
+				r.emit(trace.Event{Kind: trace.WatchStarted, ResourceVersion: opts.ResourceVersion})
+			}
 			var err error
 			w, err = r.lw.Watch(ctx, opts)
 			if err != nil {
@@ -84,7 +89,11 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 					// Transition W2: watch refused (connection refused, 429) → back off
 					// → re-watch at the same RV, no relist.
 					r.logger.Debug("watch failed; backing off", "err", err)
-					if !sleepCtx(ctx, r.backoff.Next(time.Now())) {
+					delay := r.backoff.Next(time.Now())
+					if r.opts.Tracer != nil {
+						r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: traceWhy(err)})
+					}
+					if !sleepCtx(ctx, delay) {
 						return nil
 					}
 					continue
@@ -100,6 +109,9 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 		}, resyncErr)
 		w.Stop()
 		w = nil
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.WatchEnded, Reason: traceWhy(err), ResourceVersion: r.LastSyncResourceVersion()})
+		}
 		switch {
 		case err == nil:
 			// Transition W6: the stream ended without an error — the server's timeout,
@@ -112,7 +124,11 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 		case apierrors.IsTooManyRequests(err):
 			// Transition W9: watch ended with 429 → back off → re-watch.
 			r.logger.Debug("watch ended with 429; backing off")
-			if !sleepCtx(ctx, r.backoff.Next(time.Now())) {
+			delay := r.backoff.Next(time.Now())
+			if r.opts.Tracer != nil {
+				r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: traceWhy(err)})
+			}
+			if !sleepCtx(ctx, delay) {
 				return nil
 			}
 			continue
@@ -193,6 +209,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 				}
 			}
 			// Transitions W4, W5: apply the event to the store (or the watch-list buffer).
+			if r.opts.Tracer != nil {
+				r.traceEvent(ev.Type, meta)
+			}
 			r.applyEvent(ev, meta, sink)
 			onRV(meta.resourceVersion, pastSyntheticAdds)
 			count++

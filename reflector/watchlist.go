@@ -7,6 +7,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // rewatchResourceVersion chooses the RV of a watch-list: the last synced RV ("" at
@@ -46,6 +48,9 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			TimeoutSeconds:       r.watchTimeoutSeconds(),
 		}
 		start := time.Now()
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.ListStarted, Type: "watch-list", ResourceVersion: opts.ResourceVersion})
+		}
 		w, err := r.lw.Watch(ctx, opts)
 		if err != nil {
 			if r.retryWatchList(ctx, err) {
@@ -76,7 +81,11 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		// Transition S2: end bookmark → Replace, and keep this very watch open.
 		r.setResourceVersionUnavailable(false)
-		if err := r.store.Replace(buffer.list(), bookmarkRV); err != nil {
+		items := buffer.list()
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.Listed, Type: "watch-list", Items: len(items), ResourceVersion: bookmarkRV})
+		}
+		if err := r.store.Replace(items, bookmarkRV); err != nil {
 			w.Stop()
 			return nil, fmt.Errorf("replace store content with the watch-list of %s: %w", r.typeDescription, err)
 		}
@@ -98,10 +107,17 @@ func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
 	switch {
 	case isWatchErrorRetriable(err):
 		r.logger.Debug("watch-list failed; backing off", "err", err)
-		sleepCtx(ctx, r.backoff.Next(time.Now()))
+		delay := r.backoff.Next(time.Now())
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: traceWhy(err)})
+		}
+		sleepCtx(ctx, delay)
 		return true
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.setResourceVersionUnavailable(true)
+		if r.opts.Tracer != nil {
+			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; watch-list again at the most recent"})
+		}
 		return true
 	default:
 		return false
