@@ -66,16 +66,25 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 			if err := s.indexer.Update(d.Object); err != nil {
 				return err
 			}
+			if s.opts.Tracer != nil {
+				s.traceApplied("update", old, true, d.Object, "")
+			}
 			s.distributeUpdate(old, d.Object)
 			return nil
 		}
 		if err := s.indexer.Add(d.Object); err != nil {
 			return err
 		}
+		if s.opts.Tracer != nil {
+			s.traceApplied("add", old, false, d.Object, "")
+		}
 		s.processor.distribute(notification[T]{kind: addNotification, newObj: d.Object, isInInitialList: isInInitialList}, false)
 	case deltafifo.Deleted:
 		if err := s.indexer.Delete(d.Object); err != nil {
 			return err
+		}
+		if s.opts.Tracer != nil {
+			s.traceApplied("delete", d.Object, true, d.Object, "")
 		}
 		s.processor.distribute(notification[T]{kind: deleteNotification, oldObj: d.Object, tombstone: d.Tombstone}, false)
 	case deltafifo.ReplacedAll:
@@ -152,15 +161,25 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 	if err != nil {
 		return err
 	}
+	traced := s.opts.Tracer != nil
 	for i := range deletions {
+		if traced {
+			s.traceApplied("delete", deletions[i].Obj, true, deletions[i].Obj, "tombstone: gone from the relist")
+		}
 		s.processor.distribute(notification[T]{kind: deleteNotification, oldObj: deletions[i].Obj, tombstone: &deletions[i]}, false)
 	}
 	for _, r := range replacements {
 		switch {
 		case r.rejected:
 		case r.existed:
+			if traced {
+				s.traceApplied("update", r.old, true, r.obj, "")
+			}
 			s.distributeUpdate(r.old, r.obj)
 		default:
+			if traced {
+				s.traceApplied("add", r.old, false, r.obj, "")
+			}
 			s.processor.distribute(notification[T]{kind: addNotification, newObj: r.obj, isInInitialList: isInInitialList}, false)
 		}
 	}

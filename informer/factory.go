@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // Resource names what a shared informer watches. Two requests for the same
@@ -39,6 +40,10 @@ type FactoryOptions struct {
 	Queue     QueueKind
 	WatchList bool
 	Logger    *slog.Logger
+	// Tracer is passed to every informer the factory builds, and by each informer to
+	// its reflector, queue and handlers: one option traces the whole pipeline. Nil:
+	// off. See package trace.
+	Tracer *trace.Tracer
 }
 
 // Factory hands out one shared informer per Resource and runs them together, so
@@ -124,6 +129,7 @@ func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], e
 		Queue:        f.opts.Queue,
 		WatchList:    f.opts.WatchList,
 		Logger:       f.opts.Logger,
+		Tracer:       f.opts.Tracer,
 	})
 	f.informers[key] = inf
 	return inf, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // ErrStarted is returned by the setters that only work before Run.
@@ -50,6 +51,10 @@ type Options[T indexer.Object] struct {
 	BacklogWarning int
 	// Logger receives the informer's, the reflector's and the listeners' logs.
 	Logger *slog.Logger
+	// Tracer receives the events of every stage of this informer: it is passed to its
+	// reflector and queue, and the informer reports each write to the indexer, each
+	// fan-out and each handler call. Nil: off. See package trace.
+	Tracer *trace.Tracer
 }
 
 // SharedIndexInformer lists and watches one resource, keeps it in an Indexer, and
@@ -84,6 +89,8 @@ type SharedIndexInformer[T indexer.Object] struct {
 	// it starts at Options.ResyncPeriod and is lowered by a handler registered
 	// before Run with a shorter period. Guarded by mu.
 	resyncCheckPeriod time.Duration
+	// handlers counts the registrations so far, to name unnamed handlers. Guarded by mu.
+	handlers int
 	// refl is the running reflector, for LastSyncResourceVersion. Guarded by mu.
 	refl *reflector.Reflector[T]
 }
@@ -108,7 +115,7 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 		opts:              opts,
 		logger:            logger,
 		indexer:           indexer.New(indexer.Options[T]{Indexers: opts.Indexers}),
-		processor:         newSharedProcessor[T](),
+		processor:         newSharedProcessor[T](opts.Tracer, traceSource(opts.Name)),
 		synced:            make(chan struct{}),
 		errs:              newSyncErrors(),
 		resyncCheckPeriod: opts.ResyncPeriod,

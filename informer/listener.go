@@ -8,6 +8,7 @@ import (
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/internal/ring"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // notificationKind says which handler method a notification is for.
@@ -41,6 +42,9 @@ type notification[T indexer.Object] struct {
 type listener[T indexer.Object] struct {
 	handler ResourceEventHandler[T]
 	logger  *slog.Logger
+	// tracer (nil: off) and name (the handler's, in its trace events) are immutable.
+	tracer *trace.Tracer
+	name   string
 	// wake has capacity 1: add leaves a token so a sleeping run wakes up.
 	wake chan struct{}
 	// done is closed when run has returned.
@@ -74,6 +78,7 @@ func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logge
 	l := &listener[T]{
 		handler:               h,
 		logger:                logger,
+		name:                  "handler",
 		wake:                  make(chan struct{}, 1),
 		done:                  make(chan struct{}),
 		pending:               ring.Ring[notification[T]]{Floor: initialBufferSize},
@@ -106,6 +111,9 @@ func (l *listener[T]) add(n notification[T]) {
 	warn := l.warnAt > 0 && backlog >= l.warnAt
 	if warn {
 		l.warnAt *= 2
+	}
+	if l.tracer != nil {
+		l.trace(trace.Buffered, &n, func(e *trace.Event) { e.Backlog = backlog })
 	}
 	l.mu.Unlock()
 	if warn {
@@ -156,15 +164,23 @@ func (l *listener[T]) run() {
 // the process), and when configured not to, sleeps 1s after each panic. We log the
 // panic with the object's key and go on with the next notification.
 func (l *listener[T]) call(n notification[T]) {
+	var start time.Time
+	if l.tracer != nil {
+		start = time.Now()
+		l.trace(trace.HandlerCalled, &n, nil)
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			obj := n.newObj
-			if n.kind == deleteNotification {
-				obj = n.oldObj
-			}
-			key, _ := indexer.MetaNamespaceKeyFunc(obj)
+			key := n.key()
 			l.logger.Error("event handler panicked; skipping this notification", "key", key,
 				"notification", n.kind.String(), "panic", fmt.Sprint(r))
+			if l.tracer != nil {
+				l.trace(trace.PanicRecovered, &n, func(e *trace.Event) { e.Reason = fmt.Sprint(r) })
+			}
+			return
+		}
+		if l.tracer != nil {
+			l.trace(trace.HandlerReturned, &n, func(e *trace.Event) { e.Duration = time.Since(start) })
 		}
 	}()
 	switch n.kind {
@@ -175,6 +191,17 @@ func (l *listener[T]) call(n notification[T]) {
 	case deleteNotification:
 		l.handler.OnDelete(n.oldObj, n.tombstone)
 	}
+}
+
+// trace reports kind for notification n, with facts set by with (if any). Called
+// only when l.tracer is set.
+func (l *listener[T]) trace(kind trace.Kind, n *notification[T], with func(*trace.Event)) {
+	e := trace.Event{Stage: trace.Listener, Kind: kind, Source: l.name, Key: n.key(),
+		ResourceVersion: n.object().GetResourceVersion(), Type: n.kind.String()}
+	if with != nil {
+		with(&e)
+	}
+	l.tracer.Emit(e)
 }
 
 func (k notificationKind) String() string {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // ErrStopped is returned when a handler is added to an informer that has stopped.
@@ -29,10 +30,13 @@ type sharedProcessor[T indexer.Object] struct {
 	upstreamSynced bool
 	// wg counts running listener goroutines.
 	wg sync.WaitGroup
+	// tracer (nil: off) and source (the informer's name) are immutable.
+	tracer *trace.Tracer
+	source string
 }
 
-func newSharedProcessor[T indexer.Object]() *sharedProcessor[T] {
-	return &sharedProcessor[T]{listeners: map[*listener[T]]bool{}}
+func newSharedProcessor[T indexer.Object](tracer *trace.Tracer, source string) *sharedProcessor[T] {
+	return &sharedProcessor[T]{listeners: map[*listener[T]]bool{}, tracer: tracer, source: source}
 }
 
 // addListener registers l and, if the processor runs, starts its goroutine.
@@ -99,10 +103,17 @@ func (p *sharedProcessor[T]) markUpstreamSynced() {
 func (p *sharedProcessor[T]) distribute(n notification[T], isSync bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	sent := 0
 	for l, syncing := range p.listeners {
 		if !isSync || syncing {
 			l.add(n)
+			sent++
 		}
+	}
+	if p.tracer != nil {
+		p.tracer.Emit(trace.Event{Stage: trace.Informer, Kind: trace.FannedOut, Source: p.source,
+			Key: n.key(), ResourceVersion: n.object().GetResourceVersion(), Type: n.kind.String(),
+			Listeners: sent, Skipped: len(p.listeners) - sent})
 	}
 }
 

@@ -15,6 +15,9 @@ type HandlerOptions struct {
 	// ResyncPeriod overrides the informer's default for this handler: nil keeps the
 	// default, 0 disables resync for it. Values under 1s are raised to 1s.
 	ResyncPeriod *time.Duration
+	// Name identifies the handler in logs and trace events. "" means
+	// "<informer name> handler <n>", n counting registrations from 1.
+	Name string
 }
 
 // Registration is the handle AddEventHandler returns: pass it to
@@ -98,7 +101,13 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	}
 	// An informer created with ResyncPeriod 0 never resyncs, whatever its handlers
 	// ask (check period 0 → determineResyncPeriod gives 0), as in client-go.
-	l := newListener(h, s.logger, requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning)
+	s.handlers++
+	name := opts.Name
+	if name == "" {
+		name = fmt.Sprintf("%s handler %d", traceSource(s.opts.Name), s.handlers)
+	}
+	l := newListener(h, s.logger.With("handler", name), requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning)
+	l.name, l.tracer = name, s.opts.Tracer
 	reg := &Registration[T]{informer: s, l: l}
 
 	if !s.started {

@@ -66,10 +66,12 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 	if s.opts.Queue == RealFIFOQueue {
 		queue = deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[T]{
 			Transform: s.transform, EmitBookmark: true, Logger: s.logger, Name: s.opts.Name,
+			Tracer: s.opts.Tracer,
 		})
 	} else {
 		queue = deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[T]{
 			KnownObjects: s.indexer, Transform: s.transform, Logger: s.logger, Name: s.opts.Name,
+			Tracer: s.opts.Tracer,
 		})
 	}
 	handler := s.watchErrorHandler
@@ -80,6 +82,7 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 		Logger:       s.logger,
 		WatchList:    s.opts.WatchList,
 		PageSize:     s.opts.PageSize,
+		Tracer:       s.opts.Tracer,
 		WatchErrorHandler: func(ctx context.Context, r *reflector.Reflector[T], err error) {
 			s.errs.record(err)
 			if handler != nil {

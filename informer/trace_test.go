@@ -1,0 +1,113 @@
+package informer_test
+
+import (
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// panicky is a handler whose every call panics.
+type panicky struct{}
+
+func (panicky) OnAdd(*corev1.ConfigMap, bool)   { panic("add went wrong") }
+func (panicky) OnUpdate(_, _ *corev1.ConfigMap) { panic("update went wrong") }
+func (panicky) OnDelete(*corev1.ConfigMap, *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) {
+	panic("delete went wrong")
+}
+
+// sentencesOf returns, for the events of stage from source (any source if ""), their
+// sentences without resource versions (the fake API server picks those).
+func sentencesOf(events []trace.Event, stage trace.Stage, source string) []string {
+	var out []string
+	for _, e := range events {
+		if e.Stage != stage || (source != "" && e.Source != source) {
+			continue
+		}
+		e.ResourceVersion = ""
+		out = append(out, e.String())
+	}
+	return out
+}
+
+func TestTheInformerTracesEachIndexerWriteFanOutAndHandlerCall(t *testing.T) {
+	for _, q := range queueKinds {
+		t.Run(q.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rec trace.Recorder
+				src := fakeapi.New[*corev1.ConfigMap]()
+				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{
+					Name:         "configmaps",
+					ResyncPeriod: time.Second,
+					Indexers: indexer.Indexers[*corev1.ConfigMap]{"color": func(o *corev1.ConfigMap) ([]string, error) {
+						return []string{o.Data["color"]}, nil
+					}},
+					Tracer: trace.New(rec.Record),
+				})
+				_, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "recorder"})
+				require.NoError(t, err)
+				noResync := time.Duration(0)
+				_, err = inf.AddEventHandlerWithOptions(panicky{}, informer.HandlerOptions{ResyncPeriod: &noResync})
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+
+				a := src.Create(cm("a", "color", "red"))
+				synctest.Wait()
+				a = a.DeepCopy()
+				a.Data["color"] = "blue"
+				src.Update(a)
+				synctest.Wait()
+				src.Delete(a)
+				synctest.Wait()
+				src.Create(cm("b", "color", "green"))
+				synctest.Wait()
+				time.Sleep(1500 * time.Millisecond) // one resync, due for "recorder" only
+				synctest.Wait()
+
+				events := rec.Events()
+				// A DeltaFIFO resync is a Sync delta per object, written to the indexer
+				// like any update; a RealFIFO resync is one SyncAll, which only
+				// re-delivers what the indexer holds.
+				resyncWrite := []string{`applied update ns/b to the indexer (no index value changed)`}
+				if q.kind == informer.RealFIFOQueue {
+					resyncWrite = nil
+				}
+				assert.Equal(t, slices.Concat([]string{
+					`applied add ns/a to the indexer (index "color": [] → [red])`,
+					`fanned out add ns/a to 2 handlers`,
+					`applied update ns/a to the indexer (index "color": [red] → [blue])`,
+					`fanned out update ns/a to 2 handlers`,
+					`applied delete ns/a to the indexer (index "color": [blue] → [])`,
+					`fanned out delete ns/a to 2 handlers`,
+					`applied add ns/b to the indexer (index "color": [] → [green])`,
+					`fanned out add ns/b to 2 handlers`,
+				}, resyncWrite, []string{
+					`fanned out update ns/b to 1 handler (1 not due for resync)`,
+				}), sentencesOf(events, trace.Informer, "configmaps"))
+				assert.Equal(t, []string{
+					`buffered add ns/a (backlog 1)`, `handler called add ns/a`, `handler returned add ns/a after 0.000ms`,
+					`buffered update ns/a (backlog 1)`, `handler called update ns/a`, `handler returned update ns/a after 0.000ms`,
+					`buffered delete ns/a (backlog 1)`, `handler called delete ns/a`, `handler returned delete ns/a after 0.000ms`,
+					`buffered add ns/b (backlog 1)`, `handler called add ns/b`, `handler returned add ns/b after 0.000ms`,
+					`buffered update ns/b (backlog 1)`, `handler called update ns/b`, `handler returned update ns/b after 0.000ms`,
+				}, sentencesOf(events, trace.Listener, "recorder"))
+				assert.Equal(t, []string{
+					`buffered add ns/a (backlog 1)`, `handler called add ns/a`, `panic recovered in add ns/a: add went wrong`,
+					`buffered update ns/a (backlog 1)`, `handler called update ns/a`, `panic recovered in update ns/a: update went wrong`,
+					`buffered delete ns/a (backlog 1)`, `handler called delete ns/a`, `panic recovered in delete ns/a: delete went wrong`,
+					`buffered add ns/b (backlog 1)`, `handler called add ns/b`, `panic recovered in add ns/b: add went wrong`,
+				}, sentencesOf(events, trace.Listener, "configmaps handler 2"), "an unnamed handler is named for its informer and its rank")
+			})
+		})
+	}
+}
