@@ -99,3 +99,24 @@ func TestTheReflectorTracesEachResyncTickAndWhetherItResynced(t *testing.T) {
 		}, got)
 	})
 }
+
+func TestTheReflectorTracesAWatchListAndItsRestart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		got := traceOf(t, Options[cmT]{WatchList: true},
+			watchClose(2*time.Second, added(cm("a", "5"))), // closed before the end bookmark (S4)
+			watchHold(added(cm("a", "5")), added(cm("b", "6")), bookmarked(initialEventsEnd("9")), modified(cm("a", "10"))),
+		)
+		assert.Equal(t, []string{
+			`list started (watch-list) at rv=""`,
+			`watch event ADDED ns/a rv=5`,
+			`watch ended: the watch-list stream closed before its initial events ended; starting over`,
+			`list started (watch-list) at rv=""`,
+			`watch event ADDED ns/a rv=5`,
+			`watch event ADDED ns/b rv=6`,
+			`bookmark rv=9`,
+			`listed 2 items rv=9 (watch-list)`,
+			`watch event MODIFIED ns/a rv=10`,
+			`watch ended: the context ended (next from rv=10)`,
+		}, got)
+	})
+}

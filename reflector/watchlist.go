@@ -77,6 +77,9 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		if !ended {
 			// Transition S4: stream closed before the end bookmark → start over.
 			w.Stop()
+			if r.opts.Tracer != nil {
+				r.emit(trace.Event{Kind: trace.WatchEnded, Reason: "the watch-list stream closed before its initial events ended; starting over"})
+			}
 			continue
 		}
 		// Transition S2: end bookmark → Replace, and keep this very watch open.
