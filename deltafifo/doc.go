@@ -52,6 +52,8 @@
 //  5. delta_fifo_replace.go — Replace (tombstones, kubernetes/kubernetes#83810) and Resync.
 //  6. pop.go, then delta_fifo_pop.go — blocking Pop with ctx, slow-handler warnings.
 //  7. real_fifo.go, then real_fifo_pop.go — RealFIFO and its batched, unlocked Pop.
+//  8. trace.go — with a Tracer in the options, both queues report every delta
+//     queued (and coalesced), each Replace, dropped delete and pop (package trace).
 //
 // # Why client-go moved its informers from DeltaFIFO to RealFIFO
 //

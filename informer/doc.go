@@ -37,7 +37,9 @@
 // options), run.go (Run and the processing loop), deltas.go (from deltas to cache to
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/ring), synctrack.go,
 // registration.go (adding and removing handlers), wait.go and syncerrors.go
-// (WaitForCacheSync that tells you why), factory.go (one informer per resource).
+// (WaitForCacheSync that tells you why), factory.go (one informer per resource),
+// trace.go (what the informer reports to Options.Tracer: each indexer write with the
+// index values it changed, each fan-out and handler call; see package trace).
 //
 // # Differences from client-go
 //

@@ -112,8 +112,9 @@
 //
 // store.go (what the reflector writes into), listerwatcher.go (what it reads from),
 // reflector.go (Options, Run, the cycle loop), list.go, pager.go, watch.go,
-// watchlist.go, resync.go, backoff.go, errors.go; then the wire: restclient.go,
-// restlw.go, decode.go, streamwatch.go; fakewatch.go for tests.
+// watchlist.go, resync.go, backoff.go, errors.go, trace.go (what it reports to
+// Options.Tracer: one event per transition, see package trace); then the wire:
+// restclient.go, restlw.go, decode.go, streamwatch.go; fakewatch.go for tests.
 //
 // # client-go 1.35+ defaults and ours
 //

@@ -60,6 +60,9 @@
 //  8. parallelizer.go — ParallelizeUntil.
 //  9. errors.go — the sentinel errors.
 //
+// With Options.Tracer set, the queues report what each Add did (new, deduplicated,
+// dirty), delays, each Get with its wait, Done, Forget and shutdown (package trace).
+//
 // # Names
 //
 // client-go's TypedInterface, TypedDelayingInterface and TypedRateLimitingInterface
