@@ -103,18 +103,29 @@ func (p *sharedProcessor[T]) markUpstreamSynced() {
 func (p *sharedProcessor[T]) distribute(n notification[T], isSync bool) {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	sent := 0
+	if p.tracer != nil {
+		p.traceFanOutLocked(&n, isSync)
+	}
 	for l, syncing := range p.listeners {
 		if !isSync || syncing {
 			l.add(n)
+		}
+	}
+}
+
+// traceFanOutLocked reports the fan-out of n (trace.FannedOut) before it happens, so
+// that the trace reads in causal order: fanned out, then each listener's buffered.
+// p.mu is held (read).
+func (p *sharedProcessor[T]) traceFanOutLocked(n *notification[T], isSync bool) {
+	sent := 0
+	for _, syncing := range p.listeners {
+		if !isSync || syncing {
 			sent++
 		}
 	}
-	if p.tracer != nil {
-		p.tracer.Emit(trace.Event{Stage: trace.Informer, Kind: trace.FannedOut, Source: p.source,
-			Key: n.key(), ResourceVersion: n.object().GetResourceVersion(), Type: n.kind.String(),
-			Listeners: sent, Skipped: len(p.listeners) - sent})
-	}
+	p.tracer.Emit(trace.Event{Stage: trace.Informer, Kind: trace.FannedOut, Source: p.source,
+		Key: n.key(), ResourceVersion: n.object().GetResourceVersion(), Type: n.kind.String(),
+		Listeners: sent, Skipped: len(p.listeners) - sent})
 }
 
 // run starts every listener, waits for done, then stops them all and waits for
