@@ -43,7 +43,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 	defer cleanup()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	return fooTour(ctx, log, cfg)
+	return fooTour(ctx, log, os.Stdout, cfg)
 }
 
 // clusterConfig returns the cluster in $KUBECONFIG, or starts the embedded one; cleanup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
 	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/trace"
 )
 
 const (
@@ -29,7 +31,11 @@ const (
 
 // fooTour narrates foo-controller's work on the cluster in cfg. It returns nil only if
 // every step was observed, and stops the controller before returning on every path.
-func fooTour(ctx context.Context, log *slog.Logger, cfg *rest.Config) (err error) {
+//
+// Alongside the steps it prints to out the journey of the Foo through every stage of
+// the pipeline — for its create, its scale-up and its deletion — and of one Deployment
+// status change that maps back to the Foo's key, from a trace of the whole controller.
+func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config) (err error) {
 	core, _, err := kube.NewRESTClient(cfg, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
 	if err != nil {
 		return err
@@ -49,7 +55,10 @@ func fooTour(ctx context.Context, log *slog.Logger, cfg *rest.Config) (err error
 	}
 	log.Info("step 1: CRD installed and Established: the API server now serves Foos", "crds", names)
 
-	c, err := controller.New(cfg, controller.Options{Logger: log.With("component", "foo-controller")})
+	// Why a bound: the trace of a demo is a few thousand events; a long run on a busy
+	// cluster should not grow without limit.
+	rec := &trace.Recorder{Max: 200_000}
+	c, err := controller.New(cfg, controller.Options{Logger: log.With("component", "foo-controller"), Tracer: trace.New(rec.Record)})
 	if err != nil {
 		return err
 	}
@@ -65,7 +74,11 @@ func fooTour(ctx context.Context, log *slog.Logger, cfg *rest.Config) (err error
 		}
 		log.Info("step 8: controller stopped (workers finished, informers stopped)")
 	}()
-	log.Info("step 2: foo-controller running in this process (Foo and Deployment informers, 2 workers)")
+	log.Info("step 2: foo-controller running in this process (Foo and Deployment informers, 2 workers), traced")
+	if _, err := io.WriteString(out, legend); err != nil {
+		return err
+	}
+	fooKey := demoNamespace + "/" + fooName
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}
 	if err := core.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -101,30 +114,65 @@ func fooTour(ctx context.Context, log *slog.Logger, cfg *rest.Config) (err error
 	}
 	log.Info("step 4: the controller created the Deployment, owned by the Foo",
 		"deployment", dep.Name, "ownerKind", ref.Kind, "owner", ref.Name, "replicas", *dep.Spec.Replicas, "image", dep.Spec.Template.Spec.Containers[0].Image)
+	if err := (journey{
+		title: "the Foo's create", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker,
+		start: watchEvent("foos", fooKey, "ADDED", foo.ResourceVersion),
+	}).await(ctx, rec, out); err != nil {
+		return fmt.Errorf("step 4: %w", err)
+	}
+	log.Info("step 4: traced the Foo's create through every stage, from its watch event to the worker's sync")
 
 	if err := waitAvailable(ctx, log, foos, apps, 1, "step 5"); err != nil {
 		return err
 	}
 
+	var scaledRV string
 	if err := poll(ctx, func() (bool, error) {
 		f, err := foos.Foos(demoNamespace).Get(ctx, fooName, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		f.Spec.Replicas = ptr.To[int32](3)
-		_, err = foos.Foos(demoNamespace).Update(ctx, f, metav1.UpdateOptions{})
-		return err == nil, err // a Conflict (the controller wrote status) retries
+		if f, err = foos.Foos(demoNamespace).Update(ctx, f, metav1.UpdateOptions{}); err != nil {
+			return false, err // a Conflict (the controller wrote status) retries
+		}
+		scaledRV = f.ResourceVersion
+		return true, nil
 	}); err != nil {
 		return fmt.Errorf("step 6: scaling the Foo: %w", err)
 	}
 	log.Info("step 6: scaled the Foo to 3 replicas")
+	if err := (journey{
+		title: "the Foo's scale-up", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker,
+		start: watchEvent("foos", fooKey, "MODIFIED", scaledRV),
+	}).await(ctx, rec, out); err != nil {
+		return fmt.Errorf("step 6: %w", err)
+	}
 	if err := waitAvailable(ctx, log, foos, apps, 3, "step 6"); err != nil {
 		return err
 	}
+	// The change that brought the Foo's status to 3 is the last Deployment status
+	// update before now: kube-controller-manager wrote availableReplicas=3, and
+	// handleDeployment followed the owner reference to the Foo's key.
+	if err := (journey{
+		title: "a Deployment status change (availableReplicas reaching 3), mapped to the Foo's key",
+		key:   fooKey, sources: []string{"deployments", "handleDeployment"}, want: throughAMapping,
+		start: watchEvent("deployments", fooKey, "MODIFIED", ""), within: len(rec.Events()),
+	}).await(ctx, rec, out); err != nil {
+		return fmt.Errorf("step 6: %w", err)
+	}
+	log.Info("step 6: traced the scale-up, and a Deployment status change through its owner reference to the Foo's key")
 
 	if err := foos.Foos(demoNamespace).Delete(ctx, fooName, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("step 7: deleting the Foo: %w", err)
 	}
+	if err := (journey{
+		title: "the Foo's deletion", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: toTheHandler,
+		start: watchEvent("foos", fooKey, "DELETED", ""),
+	}).await(ctx, rec, out); err != nil {
+		return fmt.Errorf("step 7: %w", err)
+	}
+	log.Info("step 7: traced the Foo's deletion to its handler, which queues nothing: foo-controller has no Foo DeleteFunc (the garbage collector removes the Deployment)")
 	// Why this can take tens of seconds on a fresh cluster: kube-controller-manager's
 	// garbage collector learns of new resources (our Foo CRD) by re-reading discovery
 	// every 30s; until then it cannot watch Foos and so cannot see this one go.

@@ -18,6 +18,7 @@ import (
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"
 )
 
@@ -55,12 +56,19 @@ type Options struct {
 	DrainTimeout time.Duration
 	// Logger receives the controller's logs and the informers'. nil discards.
 	Logger *slog.Logger
+	// Tracer, if set, traces the whole pipeline: both informers (reflector, queue,
+	// indexer writes, handlers), the workqueue, the Deployment→Foo mapping in
+	// handleDeployment and every sync. Its workqueue and Foo informer are both named
+	// "foos", the Deployment informer "deployments", the handlers "enqueueFoo" and
+	// "handleDeployment".
+	Tracer *trace.Tracer
 }
 
 // Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
 // and copies the Deployment's availableReplicas into the Foo's status.
 type Controller struct {
 	log          *slog.Logger
+	tracer       *trace.Tracer
 	workers      int
 	drainTimeout time.Duration
 
@@ -86,7 +94,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if cfg == nil {
 		return nil, errors.New("controller: nil *rest.Config")
 	}
-	c := &Controller{log: opts.Logger, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
+	c := &Controller{log: opts.Logger, tracer: opts.Tracer, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -111,7 +119,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		}
 	}
 	c.queue = workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[Key]{
-		Options:     workqueue.Options{Name: "foos", Logger: c.log},
+		Options:     workqueue.Options{Name: "foos", Logger: c.log, Tracer: c.tracer},
 		RateLimiter: limiter,
 	})
 
@@ -125,25 +133,25 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.fooFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: fooScheme, ResyncPeriod: resync, Logger: c.log})
-	c.depFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: depScheme, Protobuf: true, ResyncPeriod: resync, Logger: c.log})
+	c.fooFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: fooScheme, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer})
+	c.depFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: depScheme, Protobuf: true, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer})
 	if c.foos, err = informer.For[*v1alpha1.Foo](c.fooFactory, informer.Resource{GVR: v1alpha1.SchemeGroupVersion.WithResource("foos")}); err != nil {
 		return nil, fmt.Errorf("controller: Foo informer: %w", err)
 	}
 	if c.deployments, err = informer.For[*appsv1.Deployment](c.depFactory, informer.Resource{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}); err != nil {
 		return nil, fmt.Errorf("controller: Deployment informer: %w", err)
 	}
-	if c.fooHandler, err = c.foos.AddEventHandler(informer.HandlerFuncs[*v1alpha1.Foo]{
+	if c.fooHandler, err = c.foos.AddEventHandlerWithOptions(informer.HandlerFuncs[*v1alpha1.Foo]{
 		AddFunc:    func(foo *v1alpha1.Foo, _ bool) { c.enqueueFoo(foo) },
 		UpdateFunc: func(_, foo *v1alpha1.Foo) { c.enqueueFoo(foo) },
-	}); err != nil {
+	}, informer.HandlerOptions{Name: "enqueueFoo"}); err != nil {
 		return nil, err
 	}
-	if c.depHandler, err = c.deployments.AddEventHandler(informer.HandlerFuncs[*appsv1.Deployment]{
+	if c.depHandler, err = c.deployments.AddEventHandlerWithOptions(informer.HandlerFuncs[*appsv1.Deployment]{
 		AddFunc:    func(d *appsv1.Deployment, _ bool) { c.handleDeployment(d) },
 		UpdateFunc: c.onDeploymentUpdate,
 		DeleteFunc: c.onDeploymentDelete,
-	}); err != nil {
+	}, informer.HandlerOptions{Name: "handleDeployment"}); err != nil {
 		return nil, err
 	}
 
@@ -253,7 +261,11 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// Invariant: Done for every key Get returned, or the key is stuck "processing"
 	// and never handed out again.
 	defer c.queue.Done(key)
+	start := time.Now()
 	err := c.sync(ctx, key)
+	if c.tracer != nil {
+		c.tracer.Reconciled("foos", key.String(), time.Since(start), err)
+	}
 	settle(c.queue, key, err)
 	if err != nil {
 		c.log.Error("sync failed", "foo", key.String(), "err", err, "requeues", c.queue.NumRequeues(key))

@@ -63,6 +63,9 @@ func (c *Controller) handleDeployment(d *appsv1.Deployment) {
 		c.log.Debug("ignoring deployment of a Foo not in the cache", "deployment", d.Namespace+"/"+d.Name, "foo", key.String())
 		return
 	}
+	if c.tracer != nil {
+		c.tracer.Map("deployments", indexer.ObjectKey(d.Namespace, d.Name), key.String())
+	}
 	c.queue.Add(key)
 }
 

@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+// step is one stage a journey must pass: a stage and the kind of event it reports.
+type step struct {
+	stage trace.Stage
+	kind  trace.Kind
+}
+
+func (s step) String() string { return string(s.stage) + " " + string(s.kind) }
+
+// fromWatchToWorker is what a Foo change passes, in order, when its handler queues
+// its key: the reflector sees it, the DeltaFIFO queues it and hands it over, the
+// informer writes the cache and fans it out, the handler's listener buffers it and
+// calls enqueueFoo, which adds the key; a worker gets it, syncs, and is done.
+var fromWatchToWorker = []step{
+	{trace.Reflector, trace.WatchEvent},
+	{trace.DeltaFIFO, trace.Queued},
+	{trace.DeltaFIFO, trace.Popped},
+	{trace.Informer, trace.Applied},
+	{trace.Informer, trace.FannedOut},
+	{trace.Listener, trace.Buffered},
+	{trace.Listener, trace.HandlerCalled},
+	{trace.Workqueue, trace.Added},
+	{trace.Workqueue, trace.Got},
+	{trace.Controller, trace.Reconciled},
+	{trace.Workqueue, trace.Done},
+}
+
+// throughAMapping is a Deployment change: the same path, except that the handler
+// (handleDeployment) first maps the Deployment to its owner Foo's key.
+var throughAMapping = []step{
+	{trace.Reflector, trace.WatchEvent},
+	{trace.DeltaFIFO, trace.Queued},
+	{trace.DeltaFIFO, trace.Popped},
+	{trace.Informer, trace.Applied},
+	{trace.Informer, trace.FannedOut},
+	{trace.Listener, trace.Buffered},
+	{trace.Listener, trace.HandlerCalled},
+	{trace.Controller, trace.Mapped},
+	{trace.Workqueue, trace.Added},
+	{trace.Workqueue, trace.Got},
+	{trace.Controller, trace.Reconciled},
+	{trace.Workqueue, trace.Done},
+}
+
+// toTheHandler is a Foo deletion: foo-controller's Foo handler has no DeleteFunc, so
+// the journey ends when the handler returns.
+var toTheHandler = []step{
+	{trace.Reflector, trace.WatchEvent},
+	{trace.DeltaFIFO, trace.Queued},
+	{trace.DeltaFIFO, trace.Popped},
+	{trace.Informer, trace.Applied},
+	{trace.Informer, trace.FannedOut},
+	{trace.Listener, trace.Buffered},
+	{trace.Listener, trace.HandlerCalled},
+	{trace.Listener, trace.HandlerReturned},
+}
+
+// journey describes one change to follow through the trace.
+type journey struct {
+	title string
+	// start picks the watch event the journey begins with.
+	start func(trace.Event) bool
+	// within, if not 0, limits start to the first within events: the change to
+	// follow happened before the trace grew past that.
+	within int
+	// key is the object's key (a Deployment's key is mapped to its Foo's).
+	key string
+	// sources are the informer and handler the change goes through; workqueue and
+	// controller events are always included.
+	sources []string
+	// want are the stages it must pass, in order.
+	want []step
+}
+
+// extract returns the journey's events from events, and whether it passed every
+// wanted stage. It begins at the last event start picks (the most recent such change),
+// keeps the events about key (or the keys it was mapped to) from the journey's
+// sources, the workqueue and the controller, and ends with the last wanted stage.
+func (j journey) extract(events []trace.Event) ([]trace.Event, bool) {
+	first := -1
+	for i, e := range events {
+		if j.within > 0 && i >= j.within {
+			break
+		}
+		if j.start(e) {
+			first = i
+		}
+	}
+	if first < 0 {
+		return nil, false
+	}
+	keys := map[string]bool{j.key: true}
+	var out []trace.Event
+	next := 0
+	for _, e := range events[first:] {
+		if !keys[e.Key] || !(j.from(e.Source) || e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
+			continue
+		}
+		out = append(out, e)
+		if e.Kind == trace.Mapped {
+			keys[e.Detail] = true
+		}
+		if e.Stage == j.want[next].stage && e.Kind == j.want[next].kind {
+			next++
+			if next == len(j.want) {
+				return out, true
+			}
+		}
+	}
+	return out, false
+}
+
+func (j journey) from(source string) bool {
+	for _, s := range j.sources {
+		if s == source {
+			return true
+		}
+	}
+	return false
+}
+
+// missing names the first wanted stage the events do not reach.
+func (j journey) missing(events []trace.Event) string {
+	next := 0
+	for _, e := range events {
+		if next < len(j.want) && e.Stage == j.want[next].stage && e.Kind == j.want[next].kind {
+			next++
+		}
+	}
+	if next == len(j.want) {
+		return ""
+	}
+	return j.want[next].String()
+}
+
+// await waits (up to 15s) until rec holds the whole journey, then prints it to out.
+// The trace is complete only when the worker is done, which can be a moment after
+// the tour has seen the change's effect in the API.
+func (j journey) await(ctx context.Context, rec *trace.Recorder, out io.Writer) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	var got []trace.Event
+	err := poll(ctx, func() (bool, error) {
+		var ok bool
+		got, ok = j.extract(rec.Events())
+		return ok, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the journey of %s stopped before %q: %w", j.title, j.missing(got), err)
+	}
+	return printJourney(out, j.title, got)
+}
+
+// printJourney prints a journey as a timeline under a title, and the stages it
+// passed as one line, each named once, in the order it first reached them.
+func printJourney(out io.Writer, title string, events []trace.Event) error {
+	var stages []string
+	seen := map[trace.Stage]bool{}
+	for _, e := range events {
+		if !seen[e.Stage] {
+			seen[e.Stage] = true
+			stages = append(stages, string(e.Stage))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\njourney of %s (offset from the watch event · stage · component · what it did):\n", title)
+	if err := trace.WriteTimeline(&b, events); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "  stages passed: %s\n\n", strings.Join(stages, " → "))
+	_, err := io.WriteString(out, b.String())
+	return err
+}
+
+// watchEvent picks the watch event of type typ (ADDED, MODIFIED, DELETED) for key
+// from the informer named source, at resource version rv if rv is not "".
+func watchEvent(source, key, typ, rv string) func(trace.Event) bool {
+	return func(e trace.Event) bool {
+		return e.Stage == trace.Reflector && e.Kind == trace.WatchEvent && e.Source == source &&
+			e.Key == key && e.Type == typ && (rv == "" || e.ResourceVersion == rv)
+	}
+}
+
+// legend is printed once, before the first journey.
+const legend = `
+Each journey below is the trace of one change, stage by stage (package trace):
+  reflector   LIST and WATCH: the change arrives from the API server as a watch event
+  deltafifo   the informer's queue: deltas per object key, handed over in order
+  informer    writes the change to the cache (the indexer), then fans it out to handlers
+  listener    one per handler: buffers the notification, calls the handler
+  workqueue   keys waiting for a worker: deduplicated, rate-limited on retry
+  controller  foo-controller's own code: mapping a Deployment to its Foo, the sync
+`
