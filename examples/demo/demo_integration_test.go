@@ -93,7 +93,10 @@ func TestDemoTourObservesEveryStep(t *testing.T) {
 		assert.True(t, strings.HasPrefix(block, want.title), "journey %d is %s: %q", i+1, want.title, block)
 		assert.Regexp(t, "(?s)"+strings.Join(want.lines, ".*"), block, "%s: every stage, in order", want.title)
 		stages := "stages passed: reflector → deltafifo → informer → listener → workqueue → controller\n"
-		if want.title == "the Foo's deletion" {
+		switch want.title {
+		case "a Deployment status change": // the handler maps before it adds
+			stages = "stages passed: reflector → deltafifo → informer → listener → controller → workqueue\n"
+		case "the Foo's deletion":
 			stages = "stages passed: reflector → deltafifo → informer → listener\n"
 		}
 		assert.Contains(t, block, stages)
