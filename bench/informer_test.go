@@ -16,6 +16,7 @@ import (
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // The informer benchmark: an in-process source lists informerBenchObjects ConfigMaps,
@@ -89,18 +90,31 @@ func waitSynced(hasSynced func() bool) {
 // BenchmarkInformerSync50kThenUpdate50kTo3Handlers compares our default (DeltaFIFO)
 // with client-go's default (RealFIFO); ...RealFIFO below compares like with like.
 func BenchmarkInformerSync50kThenUpdate50kTo3Handlers(b *testing.B) {
-	benchmarkInformer(b, informer.DeltaFIFOQueue)
+	benchmarkInformer(b, informer.DeltaFIFOQueue, false)
 }
 
 func BenchmarkInformerSync50kThenUpdate50kTo3HandlersRealFIFO(b *testing.B) {
-	benchmarkInformer(b, informer.RealFIFOQueue)
+	benchmarkInformer(b, informer.RealFIFOQueue, false)
 }
 
-func benchmarkInformer(b *testing.B, queue informer.QueueKind) {
+// BenchmarkInformerSync50kThenUpdate50kTo3HandlersTraced is the first row with a
+// tracer attached to our informer, whose sink only counts events (trace-events/op):
+// next to the untraced row, it prices tracing per event. client-go has no trace; its
+// side is the same untraced run as in the first row.
+func BenchmarkInformerSync50kThenUpdate50kTo3HandlersTraced(b *testing.B) {
+	benchmarkInformer(b, informer.DeltaFIFOQueue, true)
+}
+
+func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
 	w := newInformerWorkload()
 	b.Run("ours", func(b *testing.B) {
 		b.ReportAllocs()
 		var m informerMetrics
+		var traceEvents atomic.Int64
+		var tracer *trace.Tracer
+		if traced {
+			tracer = trace.New(func(trace.Event) { traceEvents.Add(1) })
+		}
 		for b.Loop() {
 			events := make(chan reflector.Event[*corev1.ConfigMap], 1024)
 			lw := reflector.ListWatch[*corev1.ConfigMap]{
@@ -114,6 +128,7 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind) {
 			inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](lw, informer.Options[*corev1.ConfigMap]{
 				Indexers: indexer.Indexers[*corev1.ConfigMap]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[*corev1.ConfigMap]},
 				Queue:    queue,
+				Tracer:   tracer,
 			})
 			counters := make([]*counter, 3)
 			for i := range counters {
@@ -145,6 +160,9 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind) {
 			<-done
 		}
 		m.report(b)
+		if traced {
+			b.ReportMetric(float64(traceEvents.Load())/float64(b.N), "trace-events/op")
+		}
 	})
 	b.Run("client-go", func(b *testing.B) {
 		b.ReportAllocs()
