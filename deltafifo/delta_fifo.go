@@ -249,15 +249,7 @@ func (f *DeltaFIFO[T]) queueLocked(key string, d Delta[T]) {
 	f.items[key] = deltas
 	f.cond.Broadcast()
 	if f.tracer != nil {
-		e := trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: f.name, Key: key,
-			Type: d.Type.String(), Pending: len(deltas), QueueLen: len(f.queue)}
-		e.ResourceVersion = rvOf(d.Object)
-		if len(deltas) == len(old) {
-			e.Reason = "coalesced"
-		} else if d.Tombstone != nil {
-			e.Reason = "tombstone"
-		}
-		f.tracer.Emit(e)
+		f.traceQueuedLocked(key, d, len(deltas), len(deltas) == len(old))
 	}
 }
 

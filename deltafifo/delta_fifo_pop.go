@@ -3,8 +3,6 @@ package deltafifo
 import (
 	"context"
 	"fmt"
-
-	"github.com/kubeinternals/informers/trace"
 )
 
 // Pop waits until a key is queued, removes it with all its deltas, and calls process
@@ -51,8 +49,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error
 	delete(f.items, key)
 	f.sync.poppedLocked(1)
 	if f.tracer != nil {
-		f.tracer.Emit(trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Popped, Source: f.name, Key: key,
-			ResourceVersion: rvOf(deltas.Newest().Object), Pending: len(deltas), QueueLen: len(f.queue)})
+		f.tracePoppedLocked(key, deltas)
 	}
 	// Runs before the deferred Unlock, so also if process panics.
 	defer f.sync.checkLocked()

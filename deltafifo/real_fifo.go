@@ -241,12 +241,7 @@ func (f *RealFIFO[T]) appendLocked(e entry[T]) {
 	f.items = append(f.items, e)
 	f.cond.Broadcast()
 	if f.tracer != nil {
-		ev := trace.Event{Stage: trace.RealFIFO, Kind: trace.Queued, Source: f.name, Key: e.key,
-			Type: e.delta.Type.String(), ResourceVersion: rvOf(e.delta.Object), QueueLen: len(f.items)}
-		if e.delta.Info != nil {
-			ev.ResourceVersion = e.delta.Info.ResourceVersion
-		}
-		f.tracer.Emit(ev)
+		f.traceQueuedLocked(e)
 	}
 }
 

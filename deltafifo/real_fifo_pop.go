@@ -3,8 +3,6 @@ package deltafifo
 import (
 	"context"
 	"fmt"
-
-	"github.com/kubeinternals/informers/trace"
 )
 
 // Pop waits for the oldest delta, removes it and calls process with it (as a Deltas
@@ -35,7 +33,9 @@ func (f *RealFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error 
 	}
 	isInInitialList := !f.sync.syncedLocked()
 	e := f.items[0]
-	f.tracePoppedLocked(e.key, e.delta, 1)
+	if f.tracer != nil {
+		f.tracePoppedLocked(e.key, e.delta, 1)
+	}
 	f.items[0] = entry[T]{} // the array outlives the pop; let the object be collected
 	f.items = f.items[1:]
 	return f.processLocked(e.label(), 1, func() error {
@@ -74,7 +74,9 @@ func (f *RealFIFO[T]) PopBatch(ctx context.Context, process PopBatchFunc[T]) err
 	batch := make([]Delta[T], n)
 	for i := range n {
 		batch[i] = f.items[i].delta
-		f.tracePoppedLocked(f.items[i].key, batch[i], n)
+		if f.tracer != nil {
+			f.tracePoppedLocked(f.items[i].key, batch[i], n)
+		}
 		f.items[i] = entry[T]{}
 	}
 	f.items = f.items[n:]
@@ -166,20 +168,6 @@ func (f *RealFIFO[T]) processLocked(label string, n int, fn func() error) error 
 }
 
 // label names an entry in logs: its key, or its type for a whole-list delta.
-// tracePoppedLocked reports one delta, still at the head of the queue, leaving it in a batch of n (trace.Popped;
-// Type "batch" when n > 1). Whole-list deltas have no key: Type names them.
-func (f *RealFIFO[T]) tracePoppedLocked(key string, d Delta[T], n int) {
-	if f.tracer == nil {
-		return
-	}
-	e := trace.Event{Stage: trace.RealFIFO, Kind: trace.Popped, Source: f.name, Key: key,
-		Type: d.Type.String(), ResourceVersion: rvOf(d.Object), Pending: n, QueueLen: len(f.items) - n}
-	if n > 1 {
-		e.Type = "batch"
-	}
-	f.tracer.Emit(e)
-}
-
 func (e *entry[T]) label() string {
 	if e.key != "" {
 		return e.key

@@ -171,13 +171,17 @@ func (q *Queue[T]) Add(item T) {
 // addLocked is Add with mu held.
 func (q *Queue[T]) addLocked(item T) {
 	if q.shuttingDown {
-		q.traceAddLocked(item, "shutting down")
+		if q.tracer != nil {
+			q.traceAddLocked(item, "shutting down")
+		}
 		return
 	}
 	if _, ok := q.dirty[item]; ok {
 		// Already waiting (or already due for a second round): the pending processing
 		// will see the latest state of the object, so once is enough.
-		q.traceAddLocked(item, "deduplicated")
+		if q.tracer != nil {
+			q.traceAddLocked(item, "deduplicated")
+		}
 		return
 	}
 	q.dirty[item] = struct{}{}
@@ -188,20 +192,38 @@ func (q *Queue[T]) addLocked(item T) {
 		// Why not queue it now: a second worker could Get it while the first is still
 		// working on it. Done queues it.
 		q.dirtyProcessing++
-		q.traceAddLocked(item, "dirty")
+		if q.tracer != nil {
+			q.traceAddLocked(item, "dirty")
+		}
 		return
 	}
 	q.queue.Push(item)
 	q.nonEmpty.Signal()
-	q.traceAddLocked(item, "new")
+	if q.tracer != nil {
+		q.traceAddLocked(item, "new")
+	}
+}
+
+// traceGotLocked reports a Get (trace.Got) with how long item waited.
+func (q *Queue[T]) traceGotLocked(item T) {
+	now := time.Now()
+	q.tracer.Emit(trace.Event{Time: now, Stage: trace.Workqueue, Kind: trace.Got, Source: q.name,
+		Key: trace.KeyOf(item), Duration: now.Sub(q.addedAt[item]), QueueLen: q.queue.Len()})
+	delete(q.addedAt, item)
+}
+
+// traceDoneLocked reports a Done (trace.Done), "requeued" if item was dirty.
+func (q *Queue[T]) traceDoneLocked(item T, requeued bool) {
+	e := trace.Event{Stage: trace.Workqueue, Kind: trace.Done, Source: q.name, Key: trace.KeyOf(item), QueueLen: q.queue.Len()}
+	if requeued {
+		e.Reason = "requeued"
+	}
+	q.tracer.Emit(e)
 }
 
 // traceAddLocked reports what Add did with item (trace.Added), and remembers when a
-// new or dirty item started waiting.
+// new or dirty item started waiting. Callers check q.tracer first.
 func (q *Queue[T]) traceAddLocked(item T, outcome string) {
-	if q.tracer == nil {
-		return
-	}
 	now := time.Now()
 	if outcome == "new" || outcome == "dirty" {
 		q.addedAt[item] = now
@@ -245,10 +267,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		q.startRefresherLocked()
 	}
 	if q.tracer != nil {
-		now := time.Now()
-		q.tracer.Emit(trace.Event{Time: now, Stage: trace.Workqueue, Kind: trace.Got, Source: q.name,
-			Key: trace.KeyOf(item), Duration: now.Sub(q.addedAt[item]), QueueLen: q.queue.Len()})
-		delete(q.addedAt, item)
+		q.traceGotLocked(item)
 	}
 	return item, false
 }
@@ -285,11 +304,7 @@ func (q *Queue[T]) Done(item T) {
 		}
 	}
 	if q.tracer != nil {
-		e := trace.Event{Stage: trace.Workqueue, Kind: trace.Done, Source: q.name, Key: trace.KeyOf(item), QueueLen: q.queue.Len()}
-		if requeued {
-			e.Reason = "requeued"
-		}
-		q.tracer.Emit(e)
+		q.traceDoneLocked(item, requeued)
 	}
 	if len(q.processing) == 0 && q.draining {
 		q.idle.Broadcast()
