@@ -48,15 +48,16 @@ func WriteTimeline(w io.Writer, events []Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	stageW, sourceW := 0, 0
+	start := events[0].Time
+	offsetW, stageW, sourceW := 0, 0, 0
 	for _, e := range events {
+		offsetW = max(offsetW, len(Offset(e.Time.Sub(start))))
 		stageW = max(stageW, len(e.Stage))
 		sourceW = max(sourceW, len(e.Source))
 	}
-	start := events[0].Time
 	var b strings.Builder
 	for _, e := range events {
-		fmt.Fprintf(&b, "%10s  %-*s  %-*s  %s\n", Offset(e.Time.Sub(start)), stageW, e.Stage, sourceW, e.Source, e)
+		fmt.Fprintf(&b, "  %*s  %-*s  %-*s  %s\n", offsetW, Offset(e.Time.Sub(start)), stageW, e.Stage, sourceW, e.Source, e)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

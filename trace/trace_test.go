@@ -79,12 +79,14 @@ func TestTheTimelinePrintsOffsetsStagesSourcesAndSentences(t *testing.T) {
 		at(0, Event{Stage: Reflector, Kind: WatchEvent, Source: "foos", Key: "default/example-foo", ResourceVersion: "812", Type: "MODIFIED"}),
 		at(0.041, Event{Stage: DeltaFIFO, Kind: Queued, Source: "foos", Key: "default/example-foo", ResourceVersion: "812", Type: "Updated", Pending: 2, QueueLen: 1}),
 		at(1.5, Event{Stage: Workqueue, Kind: RateLimited, Source: "foo-controller", Key: "default/example-foo", Duration: 10 * time.Millisecond, Requeues: 2}),
+		at(120.25, Event{Stage: Workqueue, Kind: Got, Source: "foo-controller", Key: "default/example-foo", Duration: 8 * time.Millisecond}),
 	}))
 	assert.Equal(t, strings.Join([]string{
-		"  +0.000ms  reflector  foos            watch event MODIFIED default/example-foo rv=812",
-		"  +0.041ms  deltafifo  foos            queued Updated default/example-foo rv=812 (2 deltas pending, queue 1)",
-		"  +1.500ms  workqueue  foo-controller  rate limited default/example-foo: retry in 10.000ms (requeue 2)",
-	}, "\n")+"\n", b.String())
+		"    +0.000ms  reflector  foos            watch event MODIFIED default/example-foo rv=812",
+		"    +0.041ms  deltafifo  foos            queued Updated default/example-foo rv=812 (2 deltas pending, queue 1)",
+		"    +1.500ms  workqueue  foo-controller  rate limited default/example-foo: retry in 10.000ms (requeue 2)",
+		"  +120.250ms  workqueue  foo-controller  got default/example-foo after 8.000ms in the queue (queue 0 left)",
+	}, "\n")+"\n", b.String(), "the offsets are right-aligned to the widest")
 	b.Reset()
 	require.NoError(t, WriteTimeline(&b, nil))
 	assert.Empty(t, b.String(), "no events, no lines")

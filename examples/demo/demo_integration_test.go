@@ -51,7 +51,7 @@ func TestDemoTourObservesEveryStep(t *testing.T) {
 	key := demoNamespace + "/" + fooName
 	// Each line: offset, stage, component, what it did.
 	line := func(stage, component, what string) string {
-		return `\n +\+[0-9.]+ms  ` + stage + ` +` + component + ` +` + what
+		return `\n *\+[0-9.]+ms  ` + stage + ` +` + component + ` +` + what
 	}
 	fooToWorker := func(watchType, delta, action string) []string {
 		return []string{
