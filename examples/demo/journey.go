@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,43 +19,10 @@ type step struct {
 
 func (s step) String() string { return string(s.stage) + " " + string(s.kind) }
 
-// fromWatchToWorker is what a Foo change passes, in order, when its handler queues
-// its key: the reflector sees it, the DeltaFIFO queues it and hands it over, the
-// informer writes the cache and fans it out, the handler's listener buffers it and
-// calls enqueueFoo, which adds the key; a worker gets it, syncs, and is done.
-var fromWatchToWorker = []step{
-	{trace.Reflector, trace.WatchEvent},
-	{trace.DeltaFIFO, trace.Queued},
-	{trace.DeltaFIFO, trace.Popped},
-	{trace.Informer, trace.Applied},
-	{trace.Informer, trace.FannedOut},
-	{trace.Listener, trace.Buffered},
-	{trace.Listener, trace.HandlerCalled},
-	{trace.Workqueue, trace.Added},
-	{trace.Workqueue, trace.Got},
-	{trace.Controller, trace.Reconciled},
-	{trace.Workqueue, trace.Done},
-}
-
-// throughAMapping is a Deployment change: the same path, except that the handler
-// (handleDeployment) first maps the Deployment to its owner Foo's key.
-var throughAMapping = []step{
-	{trace.Reflector, trace.WatchEvent},
-	{trace.DeltaFIFO, trace.Queued},
-	{trace.DeltaFIFO, trace.Popped},
-	{trace.Informer, trace.Applied},
-	{trace.Informer, trace.FannedOut},
-	{trace.Listener, trace.Buffered},
-	{trace.Listener, trace.HandlerCalled},
-	{trace.Controller, trace.Mapped},
-	{trace.Workqueue, trace.Added},
-	{trace.Workqueue, trace.Got},
-	{trace.Controller, trace.Reconciled},
-	{trace.Workqueue, trace.Done},
-}
-
-// toTheHandler is a Foo deletion: foo-controller's Foo handler has no DeleteFunc, so
-// the journey ends when the handler returns.
+// toTheHandler is what every change passes first: the reflector sees it, the
+// DeltaFIFO queues it and hands it over, the informer writes the cache and fans it
+// out, and the handler's listener buffers it and calls the handler. A Foo deletion
+// ends here, when the handler returns: foo-controller registers no Foo DeleteFunc.
 var toTheHandler = []step{
 	{trace.Reflector, trace.WatchEvent},
 	{trace.DeltaFIFO, trace.Queued},
@@ -63,8 +31,26 @@ var toTheHandler = []step{
 	{trace.Informer, trace.FannedOut},
 	{trace.Listener, trace.Buffered},
 	{trace.Listener, trace.HandlerCalled},
-	{trace.Listener, trace.HandlerReturned},
 }
+
+// toTheWorker is the rest of the way once a handler adds a key: a worker gets it,
+// syncs, and is done.
+var toTheWorker = []step{
+	{trace.Workqueue, trace.Added},
+	{trace.Workqueue, trace.Got},
+	{trace.Controller, trace.Reconciled},
+	{trace.Workqueue, trace.Done},
+}
+
+var (
+	// fromWatchToWorker is a Foo change: enqueueFoo adds the Foo's own key.
+	fromWatchToWorker = slices.Concat(toTheHandler, toTheWorker)
+	// throughAMapping is a Deployment change: handleDeployment first maps the
+	// Deployment to its owner Foo's key.
+	throughAMapping = slices.Concat(toTheHandler, []step{{trace.Controller, trace.Mapped}}, toTheWorker)
+	// toTheHandlerReturn is a Foo deletion, which queues nothing.
+	toTheHandlerReturn = slices.Concat(toTheHandler, []step{{trace.Listener, trace.HandlerReturned}})
+)
 
 // journey describes one change to follow through the trace.
 type journey struct {
@@ -83,11 +69,11 @@ type journey struct {
 	want []step
 }
 
-// extract returns the journey's events from events, and whether it passed every
-// wanted stage. It begins at the last event start picks (the most recent such change),
+// extract returns the journey's events from events, and how many of the wanted
+// stages, in order, they passed. It begins at the last event start picks (the most recent such change),
 // keeps the events about key (or the keys it was mapped to) from the journey's
 // sources, the workqueue and the controller, and ends with the last wanted stage.
-func (j journey) extract(events []trace.Event) ([]trace.Event, bool) {
+func (j journey) extract(events []trace.Event) ([]trace.Event, int) {
 	first := -1
 	for i, e := range events {
 		if j.within > 0 && i >= j.within {
@@ -98,13 +84,13 @@ func (j journey) extract(events []trace.Event) ([]trace.Event, bool) {
 		}
 	}
 	if first < 0 {
-		return nil, false
+		return nil, 0
 	}
 	keys := map[string]bool{j.key: true}
 	var out []trace.Event
 	next := 0
 	for _, e := range events[first:] {
-		if !keys[e.Key] || !(j.from(e.Source) || e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
+		if !keys[e.Key] || !(slices.Contains(j.sources, e.Source) || e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
 			continue
 		}
 		out = append(out, e)
@@ -114,34 +100,11 @@ func (j journey) extract(events []trace.Event) ([]trace.Event, bool) {
 		if e.Stage == j.want[next].stage && e.Kind == j.want[next].kind {
 			next++
 			if next == len(j.want) {
-				return out, true
+				return out, next
 			}
 		}
 	}
-	return out, false
-}
-
-func (j journey) from(source string) bool {
-	for _, s := range j.sources {
-		if s == source {
-			return true
-		}
-	}
-	return false
-}
-
-// missing names the first wanted stage the events do not reach.
-func (j journey) missing(events []trace.Event) string {
-	next := 0
-	for _, e := range events {
-		if next < len(j.want) && e.Stage == j.want[next].stage && e.Kind == j.want[next].kind {
-			next++
-		}
-	}
-	if next == len(j.want) {
-		return ""
-	}
-	return j.want[next].String()
+	return out, next
 }
 
 // await waits (up to 15s) until rec holds the whole journey, then prints it to out.
@@ -151,13 +114,13 @@ func (j journey) await(ctx context.Context, rec *trace.Recorder, out io.Writer) 
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	var got []trace.Event
+	passed := 0
 	err := poll(ctx, func() (bool, error) {
-		var ok bool
-		got, ok = j.extract(rec.Events())
-		return ok, nil
+		got, passed = j.extract(rec.Events())
+		return passed == len(j.want), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the journey of %s stopped before %q: %w", j.title, j.missing(got), err)
+		return fmt.Errorf("the journey of %s stopped before %q: %w", j.title, j.want[passed], err)
 	}
 	return printJourney(out, j.title, got)
 }

@@ -167,7 +167,7 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 		return fmt.Errorf("step 7: deleting the Foo: %w", err)
 	}
 	if err := (journey{
-		title: "the Foo's deletion", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: toTheHandler,
+		title: "the Foo's deletion", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: toTheHandlerReturn,
 		start: watchEvent("foos", fooKey, "DELETED", ""),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 7: %w", err)
