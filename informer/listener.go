@@ -113,7 +113,9 @@ func (l *listener[T]) add(n notification[T]) {
 		l.warnAt *= 2
 	}
 	if l.tracer != nil {
-		l.trace(trace.Buffered, &n, func(e *trace.Event) { e.Backlog = backlog })
+		e := l.event(trace.Buffered, &n)
+		e.Backlog = backlog
+		l.tracer.Emit(e)
 	}
 	l.mu.Unlock()
 	if warn {
@@ -167,7 +169,7 @@ func (l *listener[T]) call(n notification[T]) {
 	var start time.Time
 	if l.tracer != nil {
 		start = time.Now()
-		l.trace(trace.HandlerCalled, &n, nil)
+		l.tracer.Emit(l.event(trace.HandlerCalled, &n))
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -175,12 +177,16 @@ func (l *listener[T]) call(n notification[T]) {
 			l.logger.Error("event handler panicked; skipping this notification", "key", key,
 				"notification", n.kind.String(), "panic", fmt.Sprint(r))
 			if l.tracer != nil {
-				l.trace(trace.PanicRecovered, &n, func(e *trace.Event) { e.Reason = fmt.Sprint(r) })
+				e := l.event(trace.PanicRecovered, &n)
+				e.Reason = fmt.Sprint(r)
+				l.tracer.Emit(e)
 			}
 			return
 		}
 		if l.tracer != nil {
-			l.trace(trace.HandlerReturned, &n, func(e *trace.Event) { e.Duration = time.Since(start) })
+			e := l.event(trace.HandlerReturned, &n)
+			e.Duration = time.Since(start)
+			l.tracer.Emit(e)
 		}
 	}()
 	switch n.kind {
@@ -193,15 +199,11 @@ func (l *listener[T]) call(n notification[T]) {
 	}
 }
 
-// trace reports kind for notification n, with facts set by with (if any). Called
-// only when l.tracer is set.
-func (l *listener[T]) trace(kind trace.Kind, n *notification[T], with func(*trace.Event)) {
-	e := trace.Event{Stage: trace.Listener, Kind: kind, Source: l.name, Key: n.key(),
+// event is the trace event of kind for notification n, for the caller to complete
+// and emit. Called only when l.tracer is set.
+func (l *listener[T]) event(kind trace.Kind, n *notification[T]) trace.Event {
+	return trace.Event{Stage: trace.Listener, Kind: kind, Source: l.name, Key: n.key(),
 		ResourceVersion: n.object().GetResourceVersion(), Type: n.kind.String()}
-	if with != nil {
-		with(&e)
-	}
-	l.tracer.Emit(e)
 }
 
 func (k notificationKind) String() string {
