@@ -17,6 +17,7 @@ func TestDeltaFIFOKeepsEachObjectsChangesTogether(t *testing.T) {
 	const ns = "step03"
 	cfg, ctx, core := steptest.Cluster(t, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
+	steptest.InWatchCache(t, ctx, core, ns, "before")
 
 	// The program, in a goroutine owned by steptest.Start.
 	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {

@@ -18,6 +18,7 @@ func TestTwoHandlersShareOneInformer(t *testing.T) {
 	const ns = "step05"
 	cfg, ctx, core := steptest.Cluster(t, ns)
 	steptest.ConfigMap(t, ctx, core, ns, "before", "1", false)
+	steptest.InWatchCache(t, ctx, core, ns, "before")
 
 	// The program, with its early handler resyncing every 1s.
 	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {

@@ -68,6 +68,29 @@ func ConfigMap(t *testing.T, ctx context.Context, core rest.Interface, ns, name,
 	require.NoError(t, req.Body(cm).Do(ctx).Error())
 }
 
+// InWatchCache waits until a LIST at resourceVersion "0" — the kind of LIST a
+// reflector starts with — returns the ConfigMap ns/name (or fails the test after 30s).
+//
+// Why: the API server answers a LIST at "0" from its watch cache without waiting for
+// it to catch up with etcd, so an object created a moment before a program starts can
+// be missing from that program's initial list and arrive as a watch ADDED instead. A
+// test that asserts "it was in the initial list" waits for this first.
+func InWatchCache(t *testing.T, ctx context.Context, core rest.Interface, ns, name string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		var list corev1.ConfigMapList
+		if err := core.Get().Namespace(ns).Resource("configmaps").Param("resourceVersion", "0").Do(ctx).Into(&list); err != nil {
+			return false
+		}
+		for _, cm := range list.Items {
+			if cm.Name == name {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "ConfigMap %s/%s never appeared in a LIST at resourceVersion 0", ns, name)
+}
+
 // Delete deletes a namespaced object.
 func Delete(t *testing.T, ctx context.Context, core rest.Interface, ns, resource, name string) {
 	t.Helper()
