@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// labAPIServerFlags are the local cluster's flags beyond testenv's defaults.
+//
+// Why podtemplates#0: with a watch cache, a watch from an old resourceVersion is
+// answered from the cache's window of recent events, whatever etcd has compacted.
+// Serving one resource straight from etcd lets the compaction scenario produce the
+// 410 Gone that, on a busy cluster, comes from the window moving on. Nothing else in
+// the lab uses PodTemplates.
+var labAPIServerFlags = []string{"--watch-cache-sizes=podtemplates#0"}
+
+// ErrNeedsLocalControlPlane is returned by the fault methods on a $KUBECONFIG cluster.
+var ErrNeedsLocalControlPlane = errors.New("needs the local control plane (unset KUBECONFIG)")
+
+// Lab is the cluster the scenarios run on, with the faults it can inject.
+type Lab struct {
+	// Watched is the config for the informers a scenario observes. On the local
+	// cluster it goes through a proxy that Cut and Refuse act on.
+	Watched *rest.Config
+	// Direct is the config for the scenario's own requests (creating and changing
+	// objects), which must work while the watched connections are cut or refused.
+	Direct *rest.Config
+	// Local is true on the embedded control plane, where faults can be injected.
+	Local bool
+
+	env   *testenv.Env   // nil on $KUBECONFIG
+	proxy *testenv.Proxy // nil on $KUBECONFIG
+	log   *slog.Logger
+
+	mu         sync.Mutex // guards namespaces
+	namespaces []string   // created by the running scenario; guarded by mu
+}
+
+// startLab starts the embedded local cluster (Cluster profile), or uses the cluster in
+// $KUBECONFIG. stop stops what it started.
+func startLab(ctx context.Context, log *slog.Logger) (lab *Lab, stop func(), err error) {
+	if os.Getenv("KUBECONFIG") != "" {
+		cfg, src, err := kube.LoadConfig("")
+		if err != nil {
+			return nil, nil, err
+		}
+		log.Info("using the cluster in $KUBECONFIG; scenarios that inject faults are skipped", "server", cfg.Host, "from", src.String())
+		return &Lab{Watched: cfg, Direct: unthrottled(cfg), log: log}, func() {}, nil
+	}
+	log.Info("starting the embedded local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)")
+	start := time.Now()
+	env, err := testenv.Launch(ctx, testenv.Options{Profile: testenv.Cluster, APIServerFlags: labAPIServerFlags})
+	if err != nil {
+		return nil, nil, err
+	}
+	proxy, err := testenv.StartProxy(env.Config.Host)
+	if err != nil {
+		env.Stop()
+		return nil, nil, err
+	}
+	log.Info("local cluster ready", "after", time.Since(start).Round(time.Millisecond), "server", env.Config.Host, "proxy", proxy.Addr())
+	return newLocalLab(env, proxy, log), func() {
+		proxy.Close()
+		env.Stop()
+	}, nil
+}
+
+func newLocalLab(env *testenv.Env, proxy *testenv.Proxy, log *slog.Logger) *Lab {
+	return &Lab{Watched: proxy.Config(env.Config), Direct: unthrottled(env.Config), Local: true, env: env, proxy: proxy, log: log}
+}
+
+// unthrottled copies cfg with a client-side rate limit high enough for a scenario's
+// bursts of writes. Why: rest.Config's zero QPS means 5 requests per second, which
+// would make creating a few hundred objects take a minute.
+func unthrottled(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.QPS, c.Burst = 200, 400
+	return c
+}
+
+// Namespace creates a fresh namespace named after prefix (the server adds a
+// suffix) and returns its name. It is deleted when ctx's scenario ends (see run).
+func (l *Lab) Namespace(ctx context.Context, prefix string) (string, error) {
+	core, err := l.Core()
+	if err != nil {
+		return "", err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "lab-" + prefix + "-"}}
+	if err := core.Post().Resource("namespaces").Body(ns).Do(ctx).Into(ns); err != nil {
+		return "", fmt.Errorf("creating a namespace: %w", err)
+	}
+	l.mu.Lock()
+	l.namespaces = append(l.namespaces, ns.Name)
+	l.mu.Unlock()
+	return ns.Name, nil
+}
+
+// cleanUp deletes the namespaces the scenario created (best effort; the server
+// finishes the deletion in the background).
+func (l *Lab) cleanUp() {
+	l.mu.Lock()
+	nss := l.namespaces
+	l.namespaces = nil
+	l.mu.Unlock()
+	core, err := l.Core()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, ns := range nss {
+		_ = core.Delete().Resource("namespaces").Name(ns).Do(ctx).Error()
+	}
+}
+
+// Core is a core/v1 REST client on Direct.
+func (l *Lab) Core() (*rest.RESTClient, error) {
+	c, _, err := kube.NewRESTClient(l.Direct, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
+	return c, err
+}
+
+// Apps is an apps/v1 REST client on Direct.
+func (l *Lab) Apps() (*rest.RESTClient, error) {
+	c, _, err := kube.NewRESTClient(l.Direct, appsv1.SchemeGroupVersion, nil, appsv1.AddToScheme)
+	return c, err
+}
+
+// Factory is an informer factory on Watched for the core and apps types, reporting
+// to tracer.
+func (l *Lab) Factory(tracer *trace.Tracer, opts informer.FactoryOptions) (*informer.Factory, error) {
+	scheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Scheme == nil {
+		opts.Scheme = scheme
+	}
+	opts.Tracer = tracer
+	return informer.NewFactory(l.Watched, opts), nil
+}
+
+// Cut closes every connection the watched informers have open, as a network failure
+// would, and returns how many there were.
+func (l *Lab) Cut() (int, error) {
+	if !l.Local {
+		return 0, ErrNeedsLocalControlPlane
+	}
+	return l.proxy.Cut(), nil
+}
+
+// Refuse makes the apiserver unreachable for the watched informers until the
+// returned function is called: their connections are cut and new ones refused.
+func (l *Lab) Refuse() (accept func() error, err error) {
+	if !l.Local {
+		return nil, ErrNeedsLocalControlPlane
+	}
+	l.proxy.Refuse()
+	return l.proxy.Accept, nil
+}
+
+// CompactEtcd compacts etcd's history up to now and returns the revision.
+func (l *Lab) CompactEtcd(ctx context.Context) (int64, error) {
+	if !l.Local {
+		return 0, ErrNeedsLocalControlPlane
+	}
+	return l.env.CompactEtcd(ctx)
+}
+
+// RestartAPIServer stops kube-apiserver and starts it again on the same etcd.
+func (l *Lab) RestartAPIServer(ctx context.Context) error {
+	if !l.Local {
+		return ErrNeedsLocalControlPlane
+	}
+	return l.env.RestartAPIServer(ctx)
+}
+
+// newRecorder returns a tracer recording every event, and the recorder.
+func newRecorder() (*trace.Tracer, *trace.Recorder) {
+	rec := &trace.Recorder{}
+	return trace.New(rec.Record), rec
+}
+
+// kinds keeps the events of the given kinds.
+func kinds(events []trace.Event, ks ...trace.Kind) []trace.Event {
+	return trace.Filter(events, func(e trace.Event) bool {
+		for _, k := range ks {
+			if e.Kind == k {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// count counts the events matching keep.
+func count(events []trace.Event, keep func(trace.Event) bool) int {
+	return len(trace.Filter(events, keep))
+}
+
+// await polls cond every 20ms until it holds or within passes; what names the wait
+// in the error.
+func await(ctx context.Context, within time.Duration, what string, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting %s for %s: %w", within, what, ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// configMap is a ConfigMap in ns with data k=v.
+func configMap(ns, name string, data ...string) *corev1.ConfigMap {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{}}
+	for i := 0; i+1 < len(data); i += 2 {
+		cm.Data[data[i]] = data[i+1]
+	}
+	return cm
+}
+
+// create POSTs obj into resource of ns and decodes the reply into obj.
+func create(ctx context.Context, c rest.Interface, ns, resource string, obj runtime.Object) error {
+	return c.Post().Namespace(ns).Resource(resource).Body(obj).Do(ctx).Into(obj)
+}
+
+// joinKeys is "a, b, c".
+func joinKeys(keys []string) string { return strings.Join(keys, ", ") }
+
+// awaitLong bounds a wait for the cluster to do something that takes it well under a
+// second normally, allowing for a loaded machine and the reflector's backoff.
+const awaitLong = 30 * time.Second
+
+// cached reports whether key is in the informer's cache.
+func cached[T indexer.Object](inf *informer.SharedIndexInformer[T], key string) func() bool {
+	return func() bool {
+		_, ok, _ := inf.Indexer().GetByKey(key)
+		return ok
+	}
+}

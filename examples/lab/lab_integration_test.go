@@ -1,0 +1,48 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/internal/testenv"
+)
+
+// TestIntegrationLab runs every scenario on one local cluster, as `make lab` does, and
+// asserts each claim its answer makes. One subtest per scenario:
+//
+//	go test ./examples/lab -run 'TestIntegrationLab/watch-cut' -v
+func TestIntegrationLab(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Profile: testenv.Cluster, APIServerFlags: labAPIServerFlags})
+	proxy, err := testenv.StartProxy(env.Config.Host)
+	require.NoError(t, err)
+	t.Cleanup(proxy.Close)
+	lab := newLocalLab(env, proxy, slog.New(slog.NewTextHandler(io.Discard, nil)))
+
+	var results []result
+	for _, s := range scenarios() {
+		t.Run(s.Name, func(t *testing.T) {
+			res := run(t.Context(), lab, s)
+			results = append(results, res)
+			require.Empty(t, res.skipped, "the local cluster can inject every fault")
+			require.NoError(t, res.err)
+			var out strings.Builder
+			s.print(&out, res.report)
+			t.Log(out.String())
+			assert.NotEmpty(t, res.report.Did, "What we do")
+			assert.NotEmpty(t, res.report.Saw, "What we saw")
+			assert.NotEmpty(t, res.report.Answer, "the answer")
+			require.NotEmpty(t, res.report.Checks, "a scenario asserts what it observed")
+			for _, c := range res.report.Checks {
+				assert.True(t, c.OK, "%s — measured: %s", c.Claim, c.Got)
+			}
+		})
+	}
+	var table strings.Builder
+	writeTable(&table, results)
+	t.Log(table.String())
+}

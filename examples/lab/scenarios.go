@@ -1,0 +1,13 @@
+package main
+
+// scenarios lists every scenario in the order `make lab` runs them: the informer's
+// contract first, then the controller's patterns, then the wire and the faults, which
+// disturb the cluster and so come last.
+func scenarios() []Scenario {
+	return []Scenario{
+		// The informer's contract.
+		addsBeforeSync(),
+		// The faults.
+		watchCut(),
+	}
+}

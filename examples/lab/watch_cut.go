@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// watchCut: a cut connection ends the watch, and the reflector watches again from
+// its last resourceVersion without listing.
+func watchCut() Scenario {
+	return Scenario{
+		Name:     "watch-cut",
+		Question: "The watch connection is cut: does the informer relist?",
+		Why: "No: a watch that ends without an error from the server (its timeout, or a connection closed or reset on the way) is resumed from the last resourceVersion the reflector saw, " +
+			"and the server replays everything after it. Only a 410 Gone, an ERROR event or a watch that could not even start makes it LIST again.",
+		Read: []string{
+			"docs/03-reflector.md (transitions W1, W6)",
+			"reflector/watch.go: Reflector.watch (Transition W6)",
+		},
+		Fault: "cuts the informer's connections (a TCP proxy in front of kube-apiserver)",
+		Run:   runWatchCut,
+	}
+}
+
+func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
+	r := &Report{}
+	core, err := lab.Core()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := lab.Namespace(ctx, "watch-cut")
+	if err != nil {
+		return nil, err
+	}
+	if err := createConfigMaps(ctx, core, ns, "cm", 3); err != nil {
+		return nil, err
+	}
+	r.Do("POST 3 ConfigMaps into %s, start a ConfigMap informer on it and wait for its cache", ns)
+	tracer, rec := newRecorder()
+	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Shutdown()
+	inf, err := informer.For[*corev1.ConfigMap](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns})
+	if err != nil {
+		return nil, err
+	}
+	f.Start(ctx)
+	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
+		return nil, err
+	}
+	// An event on this watch first, so that the cut does not end a watch that saw
+	// nothing (a very short watch, which relists for a reason of its own).
+	if err := create(ctx, core, ns, "configmaps", configMap(ns, "before-cut")); err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "the informer to see before-cut", cached(inf, ns+"/before-cut")); err != nil {
+		return nil, err
+	}
+	r.Do("POST ConfigMap before-cut and wait until the informer has it")
+	lastRV := inf.LastSyncResourceVersion()
+	mark := len(rec.Events())
+
+	cut, err := lab.Cut()
+	if err != nil {
+		return nil, err
+	}
+	r.Do("cut every connection between the informer and kube-apiserver (%d open)", cut)
+	late := configMap(ns, "after-cut")
+	if err := create(ctx, core, ns, "configmaps", late); err != nil {
+		return nil, err
+	}
+	r.Do("POST ConfigMap after-cut (resourceVersion %s) and wait until the informer has it", late.ResourceVersion)
+	if err := await(ctx, awaitLong, "the informer to see after-cut", cached(inf, ns+"/after-cut")); err != nil {
+		return nil, err
+	}
+
+	all := rec.Events()
+	after := all[mark:]
+	reflectorEvents := trace.Filter(after, func(e trace.Event) bool {
+		return e.Stage == trace.Reflector && (e.Kind != trace.WatchEvent || e.Key == ns+"/after-cut")
+	})
+	r.Timeline(reflectorEvents)
+	lists := count(all, func(e trace.Event) bool { return e.Kind == trace.ListStarted })
+	listsAfter := count(after, func(e trace.Event) bool { return e.Kind == trace.ListStarted || e.Kind == trace.Relist })
+	rewatches := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.WatchStarted })
+	ended := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.WatchEnded })
+	added := count(after, func(e trace.Event) bool {
+		return e.Kind == trace.WatchEvent && e.Type == "ADDED" && e.Key == ns+"/after-cut"
+	})
+	r.See("LIST requests in the whole run: %d; lists or relists after the cut: %d", lists, listsAfter)
+
+	r.Check("the cut ended the watch", len(ended) > 0, "%d watch ended", len(ended))
+	r.Check("the reflector watched again from the last resourceVersion it had seen",
+		len(rewatches) > 0 && rewatches[0].ResourceVersion == lastRV, "last RV %s, re-watch from %q", lastRV, firstRV(rewatches))
+	r.Check("it did not LIST again", lists == 1 && listsAfter == 0, "%d LIST in all, %d after the cut", lists, listsAfter)
+	r.Check("the object created while the watch was down arrived as a watch event", added == 1, "%d ADDED for after-cut", added)
+	r.Answer = fmt.Sprintf("no: after the cut it re-watched from resourceVersion %s (the last it had seen) and the object created meanwhile arrived as ADDED; %d LIST in the whole run",
+		firstRV(rewatches), lists)
+	return r, nil
+}
+
+// firstRV is the resourceVersion of the first event, or "(none)".
+func firstRV(events []trace.Event) string {
+	if len(events) == 0 {
+		return "(none)"
+	}
+	return events[0].ResourceVersion
+}
