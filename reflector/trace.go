@@ -22,7 +22,7 @@ func (r *Reflector[T]) emit(e trace.Event) {
 func traceWhy(err error) string {
 	switch {
 	case err == nil:
-		return "the server closed the watch (its timeout)"
+		return "the stream ended without an error (the server's timeout, or the connection closed on the way)"
 	case errors.Is(err, errStopRequested):
 		return "the context ended"
 	case isExpiredError(err):

@@ -93,7 +93,7 @@ func TestTheReflectorTracesEachResyncTickAndWhetherItResynced(t *testing.T) {
 			`watch started rv=10`,
 			`resync tick: skipped: no handler is due`,
 			`resync tick: resyncing the store`,
-			`watch ended: the server closed the watch (its timeout) (next from rv=10)`,
+			`watch ended: the stream ended without an error (the server's timeout, or the connection closed on the way) (next from rv=10)`,
 			`watch started rv=10`,
 			`watch ended: the context ended (next from rv=10)`,
 		}, got)

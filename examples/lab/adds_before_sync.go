@@ -52,7 +52,7 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns})
+	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 	mu.Unlock()
 
 	r.Timeline(append(listed, firstAndLast(calls)...))
-	r.See("WaitForCacheSync(informer) returned at +%s with %d objects in the cache", trace.Offset(returned.Sub(events[0].Time)), cached)
+	r.See("WaitForCacheSync(informer) returned at %s with %d objects in the cache", trace.Offset(returned.Sub(events[0].Time)), cached)
 	r.See("handler calls before it returned: %d; after: %d; all %d with isInInitialList=true (%d without)", before, after, gotInitial, gotLive)
 	r.See("the handler's Registration synced %s after the informer did", regSynced.Sub(returned).Round(time.Millisecond))
 

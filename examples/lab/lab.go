@@ -233,9 +233,19 @@ func await(ctx context.Context, within time.Duration, what string, cond func() b
 	return nil
 }
 
-// configMap is a ConfigMap in ns with data k=v.
+// labLabel marks the objects a scenario creates. Why: kube-controller-manager puts a
+// ConfigMap (kube-root-ca.crt) into every namespace; informers that select on this
+// label see only the scenario's own objects, so their counts are exact.
+const labLabel = "kubeinternals.io/lab"
+
+// configMaps is the informer.Resource of the lab's ConfigMaps in ns.
+func configMaps(ns string) informer.Resource {
+	return informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns, LabelSelector: labLabel}
+}
+
+// configMap is a ConfigMap in ns, labelled labLabel, with data k=v.
 func configMap(ns, name string, data ...string) *corev1.ConfigMap {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labLabel: "true"}}, Data: map[string]string{}}
 	for i := 0; i+1 < len(data); i += 2 {
 		cm.Data[data[i]] = data[i+1]
 	}

@@ -47,7 +47,7 @@ func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns})
+	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
 	if err != nil {
 		return nil, err
 	}
