@@ -7,7 +7,9 @@ func scenarios() []Scenario {
 	return []Scenario{
 		// The informer's contract.
 		addsBeforeSync(),
-		// The faults.
+		// The controller's patterns.
+
+		// The wire and the faults.
 		watchCut(),
 	}
 }
