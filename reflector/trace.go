@@ -26,7 +26,7 @@ func traceWhy(err error) string {
 	case errors.Is(err, errStopRequested):
 		return "the context ended"
 	case isExpiredError(err):
-		return "410 Gone: the resource version is too old (etcd compacted it)"
+		return "410 Gone: the resource version is too old (compacted in etcd, or gone from the watch cache)"
 	case isTooLargeResourceVersionError(err):
 		return "the resource version is newer than the server has"
 	case errors.Is(err, ErrVeryShortWatch):

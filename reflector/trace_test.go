@@ -47,7 +47,7 @@ func TestTheReflectorTracesListsWatchesRelistsAndBackoffs(t *testing.T) {
 			listStep("30"),
 			watchHold(modified(cm("a", "31"))),
 		)
-		gone := "410 Gone: the resource version is too old (etcd compacted it)"
+		gone := "410 Gone: the resource version is too old (compacted in etcd, or gone from the watch cache)"
 		assert.Equal(t, []string{
 			`list started (list) at rv="0"`,
 			`listed 1 items rv=10`,

@@ -147,6 +147,11 @@ func (l *Lab) Apps() (*rest.RESTClient, error) {
 // Factory is an informer factory on Watched for the core and apps types, reporting
 // to tracer.
 func (l *Lab) Factory(tracer *trace.Tracer, opts informer.FactoryOptions) (*informer.Factory, error) {
+	return l.factoryOn(l.Watched, tracer, opts)
+}
+
+// factoryOn is Factory on cfg.
+func (l *Lab) factoryOn(cfg *rest.Config, tracer *trace.Tracer, opts informer.FactoryOptions) (*informer.Factory, error) {
 	scheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
 	if err != nil {
 		return nil, err
@@ -155,7 +160,7 @@ func (l *Lab) Factory(tracer *trace.Tracer, opts informer.FactoryOptions) (*info
 		opts.Scheme = scheme
 	}
 	opts.Tracer = tracer
-	return informer.NewFactory(l.Watched, opts), nil
+	return informer.NewFactory(cfg, opts), nil
 }
 
 // Cut closes every connection the watched informers have open, as a network failure
@@ -270,4 +275,14 @@ func cached[T indexer.Object](inf *informer.SharedIndexInformer[T], key string) 
 		_, ok, _ := inf.Indexer().GetByKey(key)
 		return ok
 	}
+}
+
+// containsAll reports whether s contains every part.
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }

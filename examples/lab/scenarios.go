@@ -11,5 +11,7 @@ func scenarios() []Scenario {
 
 		// The wire and the faults.
 		watchCut(),
+		compaction410(),
+		apiserverRestart(),
 	}
 }

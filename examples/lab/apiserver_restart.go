@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// apiserverRestart: kube-apiserver stops and starts again; the reflector keeps
+// retrying, then resumes — by re-watching, or by relisting at its last
+// resourceVersion, never further back.
+func apiserverRestart() Scenario {
+	return Scenario{
+		Name:     "apiserver-restart",
+		Question: "The apiserver restarts: what does the reflector do, and at which resourceVersion does it relist?",
+		Why: "While the apiserver is down, each watch attempt is refused and the reflector backs off (800ms doubling, with jitter) and tries the same resourceVersion again. " +
+			"The restarted apiserver fills a new watch cache from etcd, whose window begins at the restart, so a watch from before it is too old: 410 Gone. " +
+			"The reflector then lists at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time.",
+		Read: []string{
+			"docs/03-reflector.md (W2, W8, L1) and docs/faq.md #3",
+			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
+			"reflector/backoff.go: the backoff between cycles",
+		},
+		Fault: "restarts kube-apiserver",
+		Run:   runAPIServerRestart,
+	}
+}
+
+func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
+	r := &Report{}
+	core, err := lab.Core()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := lab.Namespace(ctx, "restart")
+	if err != nil {
+		return nil, err
+	}
+	if err := createConfigMaps(ctx, core, ns, "cm", 3); err != nil {
+		return nil, err
+	}
+	tracer, rec := newRecorder()
+	// Why Direct, not through the proxy: while the apiserver is down, the proxy would
+	// accept a connection and then close it, which a client sees as EOF rather than
+	// the "connection refused" of a real outage — and the reflector treats the two
+	// differently (W2 retries the watch, W3 relists).
+	f, err := lab.factoryOn(lab.Direct, tracer, informer.FactoryOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Shutdown()
+	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
+	if err != nil {
+		return nil, err
+	}
+	f.Start(ctx)
+	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
+		return nil, err
+	}
+	if err := create(ctx, core, ns, "configmaps", configMap(ns, "before-restart")); err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "the informer to see before-restart", cached(inf, ns+"/before-restart")); err != nil {
+		return nil, err
+	}
+	r.Do("POST 3 ConfigMaps and before-restart into %s; a ConfigMap informer caches them", ns)
+	lastRV := inf.LastSyncResourceVersion()
+	mark := len(rec.Events())
+
+	start := time.Now()
+	if err := lab.RestartAPIServer(ctx); err != nil {
+		return nil, err
+	}
+	down := time.Since(start)
+	r.Do("stop kube-apiserver (SIGTERM, then kill after 3s), start it again on the same etcd, wait for /readyz (%s in all)", down.Round(time.Millisecond))
+	late := configMap(ns, "after-restart")
+	if err := create(ctx, core, ns, "configmaps", late); err != nil {
+		return nil, err
+	}
+	r.Do("POST after-restart (resourceVersion %s) and wait until the informer has it", late.ResourceVersion)
+	if err := await(ctx, time.Minute, "the informer to see after-restart", cached(inf, ns+"/after-restart")); err != nil {
+		return nil, err
+	}
+	recovered := time.Since(start)
+
+	after := rec.Events()[mark:]
+	reflectorEvents := trace.Filter(after, func(e trace.Event) bool {
+		return e.Stage == trace.Reflector && (e.Kind != trace.WatchEvent || e.Key == ns+"/after-restart")
+	})
+	r.Timeline(reflectorEvents)
+	lists := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.ListStarted })
+	backoffs := count(after, func(e trace.Event) bool { return e.Kind == trace.Backoff })
+	relists := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.Relist })
+	keys := inf.Indexer().ListKeys()
+	slices.Sort(keys)
+	want := []string{ns + "/after-restart", ns + "/before-restart", ns + "/cm-0", ns + "/cm-1", ns + "/cm-2"}
+	r.See("back-offs while it was down: %d; relists: %d (%s); LISTs after the restart: %d, at %s", backoffs, len(relists), reasons(relists), len(lists), listRVs(lists))
+	r.See("the informer caught up %s after the restart began", recovered.Round(time.Millisecond))
+
+	r.Check("the restart ended the watch", count(after, func(e trace.Event) bool { return e.Kind == trace.WatchEnded }) > 0, "watch ended events: %d",
+		count(after, func(e trace.Event) bool { return e.Kind == trace.WatchEnded }))
+	retried := retriedAfterRefusal(after, lastRV)
+	r.Check("while the apiserver was unreachable, the reflector backed off and retried the watch at the same resourceVersion",
+		retried, "a refused watch followed by a watch from rv=%s: %v", lastRV, retried)
+	r.Check("every LIST after the restart asked for the last resourceVersion, never \"0\" (which could go back in time)",
+		allAt(lists, lastRV), "last RV %s; LISTs at %s", lastRV, listRVs(lists))
+	r.Check("the cache holds exactly the server's objects afterwards", slices.Equal(keys, want), "%s", joinKeys(keys))
+	how := fmt.Sprintf("re-watched from rv=%s without listing", lastRV)
+	if len(lists) > 0 {
+		how = fmt.Sprintf("relisted at rv=%s after %s", listRVs(lists), reasons(relists))
+	}
+	r.Answer = fmt.Sprintf("it backed off %d time(s) while the apiserver was down, then %s; the cache caught up %s after the restart began",
+		backoffs, how, recovered.Round(time.Millisecond))
+	return r, nil
+}
+
+// listRVs is the resourceVersions the LISTs asked for, e.g. `"75"`.
+func listRVs(lists []trace.Event) string {
+	var out []string
+	for _, e := range lists {
+		out = append(out, fmt.Sprintf("%q", e.ResourceVersion))
+	}
+	if len(out) == 0 {
+		return "(none)"
+	}
+	return joinKeys(out)
+}
+
+// allAt reports whether every LIST asked for rv.
+func allAt(lists []trace.Event, rv string) bool {
+	for _, e := range lists {
+		if e.ResourceVersion != rv {
+			return false
+		}
+	}
+	return true
+}
+
+// retriedAfterRefusal reports whether a backoff for a refused connection was
+// followed by a watch from rv.
+func retriedAfterRefusal(events []trace.Event, rv string) bool {
+	refused := false
+	for _, e := range events {
+		switch {
+		case e.Kind == trace.Backoff && strings.Contains(e.Reason, "connection refused"):
+			refused = true
+		case refused && e.Kind == trace.WatchStarted:
+			return e.ResourceVersion == rv
+		}
+	}
+	return false
+}

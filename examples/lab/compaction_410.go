@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// compaction410: while the informer cannot reach the apiserver, an object is deleted
+// and etcd compacts its history; the re-watch gets 410 Gone, the reflector relists,
+// and the delete it never saw reaches the handler as a tombstone.
+func compaction410() Scenario {
+	return Scenario{
+		Name:     "compaction-410",
+		Question: "etcd compacts the history while the watch is down: what does the informer do, and how does a handler hear of an object deleted while it was away?",
+		Why: "A watch resumes from the last resourceVersion it saw; once etcd has compacted past it, that history is gone and the server answers 410 Gone. " +
+			"The reflector then LISTs again and hands the DeltaFIFO the whole new state (Replace): every cached key the list no longer has becomes a Deleted delta " +
+			"carrying a DeletedFinalStateUnknown tombstone — the last state this client knew, since it never saw the real delete.",
+		Read: []string{
+			"docs/03-reflector.md (W8, L1, L3) and docs/02-deltafifo.md (Replace); docs/faq.md #3 and #9",
+			"reflector/watch.go: Reflector.watch (Transition W8); reflector/list.go: Reflector.list (Transition L3)",
+			"deltafifo/delta_fifo_replace.go: DeltaFIFO.Replace; indexer/tombstone.go: DeletedFinalStateUnknown",
+		},
+		Fault: "refuses the informer's connections and compacts etcd",
+		Run:   runCompaction410,
+	}
+}
+
+// podTemplate is a lab-labelled PodTemplate in ns. Why PodTemplates: the lab's
+// apiserver serves them without a watch cache, so a watch from a compacted
+// resourceVersion reaches etcd and gets 410 (see labAPIServerFlags).
+func podTemplate(ns, name string) *corev1.PodTemplate {
+	return &corev1.PodTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labLabel: "true"}},
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}},
+	}
+}
+
+func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
+	r := &Report{}
+	core, err := lab.Core()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := lab.Namespace(ctx, "compaction")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"pt-0", "pt-1", "pt-2"} {
+		if err := create(ctx, core, ns, "podtemplates", podTemplate(ns, name)); err != nil {
+			return nil, err
+		}
+	}
+	r.Do("POST PodTemplates pt-0, pt-1, pt-2 into %s (served without a watch cache: --watch-cache-sizes=podtemplates#0)", ns)
+
+	tracer, rec := newRecorder()
+	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Shutdown()
+	inf, err := informer.For[*corev1.PodTemplate](f, informer.Resource{
+		GVR: corev1.SchemeGroupVersion.WithResource("podtemplates"), Namespace: ns, LabelSelector: labLabel})
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	var deletes []string // "key (tombstone)" or "key (watch event)"
+	_, err = inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.PodTemplate]{
+		DeleteFunc: func(obj *corev1.PodTemplate, tombstone *indexer.DeletedFinalStateUnknown[*corev1.PodTemplate]) {
+			mu.Lock()
+			defer mu.Unlock()
+			if tombstone != nil {
+				deletes = append(deletes, fmt.Sprintf("%s (tombstone, last known resourceVersion %s)", tombstone.Key, tombstone.Obj.ResourceVersion))
+				return
+			}
+			deletes = append(deletes, obj.Namespace+"/"+obj.Name+" (watch event)")
+		}}, informer.HandlerOptions{Name: "onDelete"})
+	if err != nil {
+		return nil, err
+	}
+	f.Start(ctx)
+	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
+		return nil, err
+	}
+	// An event on this watch first, so that ending it is not a very short watch.
+	if err := create(ctx, core, ns, "podtemplates", podTemplate(ns, "pt-3")); err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "the informer to see pt-3", cached(inf, ns+"/pt-3")); err != nil {
+		return nil, err
+	}
+	r.Do("start a PodTemplate informer with a delete handler; POST pt-3 and wait until it is cached")
+	lastRV := inf.LastSyncResourceVersion()
+	mark := len(rec.Events())
+
+	accept, err := lab.Refuse()
+	if err != nil {
+		return nil, err
+	}
+	r.Do("cut the informer's connections and refuse new ones (the apiserver is unreachable for it)")
+	if err := deleteObject(ctx, core, "podtemplates", ns, "pt-1"); err != nil {
+		return nil, err
+	}
+	r.Do("DELETE pt-1 while the informer is away")
+	rev, err := lab.CompactEtcd(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Do("compact etcd up to revision %d (past the informer's resourceVersion %s)", rev, lastRV)
+	if err := accept(); err != nil {
+		return nil, err
+	}
+	r.Do("accept the informer's connections again")
+	gone := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(deletes) > 0
+	}
+	if err := await(ctx, awaitLong, "the handler to hear of pt-1's deletion", gone); err != nil {
+		return nil, err
+	}
+
+	after := rec.Events()[mark:]
+	shown := trace.Filter(after, func(e trace.Event) bool {
+		switch e.Kind {
+		case trace.WatchStarted, trace.WatchEnded, trace.Relist, trace.ListStarted, trace.Listed, trace.Replaced:
+			return true
+		case trace.Backoff:
+			return true
+		case trace.Queued, trace.HandlerCalled:
+			return e.Key == ns+"/pt-1"
+		}
+		return false
+	})
+	r.Timeline(shown)
+	relists := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.Relist })
+	replaced := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.Replaced })
+	rewatchedFromLast := count(after, func(e trace.Event) bool { return e.Kind == trace.WatchStarted && e.ResourceVersion == lastRV })
+	tombstones := 0
+	for _, e := range replaced {
+		tombstones += e.Tombstones
+	}
+	mu.Lock()
+	heard := append([]string(nil), deletes...)
+	mu.Unlock()
+	_, stillCached, _ := inf.Indexer().GetByKey(ns + "/pt-1")
+	r.See("the delete handler heard: %s", joinKeys(heard))
+
+	r.Check("the informer tried to resume from its last resourceVersion", rewatchedFromLast > 0, "%d watch(es) from rv=%s", rewatchedFromLast, lastRV)
+	r.Check("the server answered 410 Gone and the reflector relisted", len(relists) > 0 && containsAll(relists[0].Reason, "410"), "relist reasons: %s", reasons(relists))
+	r.Check("the relist's Replace inferred one deletion", tombstones == 1, "%d tombstone(s) in %d Replace(s)", tombstones, len(replaced))
+	r.Check("the handler heard pt-1's deletion as a tombstone, not as a watch event", len(heard) == 1 && containsAll(heard[0], ns+"/pt-1", "tombstone"), "%s", joinKeys(heard))
+	r.Check("pt-1 left the cache", !stillCached, "still cached: %v", stillCached)
+	r.Answer = fmt.Sprintf("the re-watch from rv=%s got 410 Gone, the reflector relisted, and the handler got pt-1's delete as a DeletedFinalStateUnknown tombstone (%d relist reason(s): %s)",
+		lastRV, len(relists), reasons(relists))
+	return r, nil
+}
+
+// reasons joins the events' reasons.
+func reasons(events []trace.Event) string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Reason)
+	}
+	return joinKeys(out)
+}
