@@ -5,7 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
 
-.PHONY: all demo test unit lint bench controlplane cluster cluster-down check-go
+.PHONY: all demo lab test unit lint bench controlplane cluster cluster-down check-go
 
 all: lint test
 
@@ -41,6 +41,10 @@ bench: controlplane
 ## demo: the main job on the embedded local cluster, or on the cluster in $$KUBECONFIG
 demo: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/demo
+
+## lab: every question in docs/lab.md answered by an experiment on the embedded cluster (or $$KUBECONFIG); NAME="a b" runs some
+lab: controlplane
+	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/lab $(NAME)
 
 ## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG line
 cluster: controlplane

@@ -46,19 +46,9 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.Do("POST %d ConfigMaps into namespace %s", n, ns)
 
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
 	var mu sync.Mutex
 	var initial, notInitial int
-	reg, err := inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(_ *corev1.ConfigMap, isInInitialList bool) {
+	slowAdd := informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(_ *corev1.ConfigMap, isInInitialList bool) {
 		time.Sleep(handlerTakes) // a handler doing a little work
 		mu.Lock()
 		defer mu.Unlock()
@@ -67,16 +57,17 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 		} else {
 			notInitial++
 		}
-	}}, informer.HandlerOptions{Name: "slowAdd"})
+	}}
+	var reg *informer.Registration[*corev1.ConfigMap]
+	r.Do("start a ConfigMap informer on %s with one handler that takes %s per add, then WaitForCacheSync(informer)", ns, handlerTakes)
+	inf, err := startObserved(ctx, lab, lab.Watched, configMaps(ns), informer.FactoryOptions{}, func(inf *informer.SharedIndexInformer[*corev1.ConfigMap]) (err error) {
+		reg, err = inf.AddEventHandlerWithOptions(slowAdd, informer.HandlerOptions{Name: "slowAdd"})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.Do("start a ConfigMap informer on %s with one handler that takes %s per add, then WaitForCacheSync(informer)", ns, handlerTakes)
-
-	f.Start(ctx)
-	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
-		return nil, err
-	}
+	defer inf.stop()
 	returned := time.Now()
 	cached := len(inf.Indexer().ListKeys())
 	handlerSynced := reg.HasSynced()
@@ -85,7 +76,7 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	regSynced := time.Now()
 
-	events := rec.Events()
+	events := inf.since(0)
 	calls := trace.Filter(events, func(e trace.Event) bool { return e.Kind == trace.HandlerCalled })
 	before := count(calls, func(e trace.Event) bool { return e.Time.Before(returned) })
 	after := len(calls) - before

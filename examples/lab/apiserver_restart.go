@@ -46,33 +46,21 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	if err := createConfigMaps(ctx, core, ns, "cm", 3); err != nil {
 		return nil, err
 	}
-	tracer, rec := newRecorder()
 	// Why Direct, not through the proxy: while the apiserver is down, the proxy would
 	// accept a connection and then close it, which a client sees as EOF rather than
 	// the "connection refused" of a real outage — and the reflector treats the two
 	// differently (W2 retries the watch, W3 relists).
-	f, err := lab.factoryOn(lab.Direct, tracer, informer.FactoryOptions{})
+	inf, err := startObserved[*corev1.ConfigMap](ctx, lab, lab.Direct, configMaps(ns), informer.FactoryOptions{}, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
-	f.Start(ctx)
-	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
-		return nil, err
-	}
-	if err := create(ctx, core, ns, "configmaps", configMap(ns, "before-restart")); err != nil {
-		return nil, err
-	}
-	if err := await(ctx, awaitLong, "the informer to see before-restart", cached(inf, ns+"/before-restart")); err != nil {
+	defer inf.stop()
+	if err := createAndAwait(ctx, core, inf, "configmaps", configMap(ns, "before-restart")); err != nil {
 		return nil, err
 	}
 	r.Do("POST 3 ConfigMaps and before-restart into %s; a ConfigMap informer caches them", ns)
 	lastRV := inf.LastSyncResourceVersion()
-	mark := len(rec.Events())
+	mark := inf.mark()
 
 	start := time.Now()
 	if err := lab.RestartAPIServer(ctx); err != nil {
@@ -85,12 +73,12 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("POST after-restart (resourceVersion %s) and wait until the informer has it", late.ResourceVersion)
-	if err := await(ctx, time.Minute, "the informer to see after-restart", cached(inf, ns+"/after-restart")); err != nil {
+	if err := await(ctx, time.Minute, "the informer to see after-restart", cached(inf.SharedIndexInformer, ns+"/after-restart")); err != nil {
 		return nil, err
 	}
 	recovered := time.Since(start)
 
-	after := rec.Events()[mark:]
+	after := inf.since(mark)
 	reflectorEvents := trace.Filter(after, func(e trace.Event) bool {
 		return e.Stage == trace.Reflector && (e.Kind != trace.WatchEvent || e.Key == ns+"/after-restart")
 	})

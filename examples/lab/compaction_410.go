@@ -60,20 +60,9 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.Do("POST PodTemplates pt-0, pt-1, pt-2 into %s (served without a watch cache: --watch-cache-sizes=podtemplates#0)", ns)
 
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
-	if err != nil {
-		return nil, err
-	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.PodTemplate](f, informer.Resource{
-		GVR: corev1.SchemeGroupVersion.WithResource("podtemplates"), Namespace: ns, LabelSelector: labLabel})
-	if err != nil {
-		return nil, err
-	}
 	var mu sync.Mutex
-	var deletes []string // "key (tombstone)" or "key (watch event)"
-	_, err = inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.PodTemplate]{
+	var deletes []string // "key (tombstone …)" or "key (watch event)"
+	onDelete := informer.HandlerFuncs[*corev1.PodTemplate]{
 		DeleteFunc: func(obj *corev1.PodTemplate, tombstone *indexer.DeletedFinalStateUnknown[*corev1.PodTemplate]) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -82,24 +71,23 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 				return
 			}
 			deletes = append(deletes, obj.Namespace+"/"+obj.Name+" (watch event)")
-		}}, informer.HandlerOptions{Name: "onDelete"})
+		}}
+	res := informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("podtemplates"), Namespace: ns, LabelSelector: labLabel}
+	inf, err := startObserved(ctx, lab, lab.Watched, res, informer.FactoryOptions{}, func(inf *informer.SharedIndexInformer[*corev1.PodTemplate]) error {
+		_, err := inf.AddEventHandlerWithOptions(onDelete, informer.HandlerOptions{Name: "onDelete"})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	f.Start(ctx)
-	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
-		return nil, err
-	}
+	defer inf.stop()
 	// An event on this watch first, so that ending it is not a very short watch.
-	if err := create(ctx, core, ns, "podtemplates", podTemplate(ns, "pt-3")); err != nil {
-		return nil, err
-	}
-	if err := await(ctx, awaitLong, "the informer to see pt-3", cached(inf, ns+"/pt-3")); err != nil {
+	if err := createAndAwait(ctx, core, inf, "podtemplates", podTemplate(ns, "pt-3")); err != nil {
 		return nil, err
 	}
 	r.Do("start a PodTemplate informer with a delete handler; POST pt-3 and wait until it is cached")
 	lastRV := inf.LastSyncResourceVersion()
-	mark := len(rec.Events())
+	mark := inf.mark()
 
 	accept, err := lab.Refuse()
 	if err != nil {
@@ -110,6 +98,14 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("DELETE pt-1 while the informer is away")
+	// Why one more write: compacting at revision R keeps R itself. A watch from the
+	// informer's RV asks for the revisions after it; if the delete were the newest
+	// revision, that watch would start exactly at R and be allowed — and then fail on
+	// the delete's compacted previous value instead of getting a clean 410.
+	if err := create(ctx, core, ns, "configmaps", configMap(ns, "later-write")); err != nil {
+		return nil, err
+	}
+	r.Do("POST ConfigMap later-write, so that etcd's newest revision is past the delete")
 	rev, err := lab.CompactEtcd(ctx)
 	if err != nil {
 		return nil, err
@@ -128,7 +124,7 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 
-	after := rec.Events()[mark:]
+	after := inf.since(mark)
 	shown := trace.Filter(after, func(e trace.Event) bool {
 		switch e.Kind {
 		case trace.WatchStarted, trace.WatchEnded, trace.Relist, trace.ListStarted, trace.Listed, trace.Replaced:

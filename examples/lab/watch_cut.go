@@ -41,31 +41,19 @@ func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("POST 3 ConfigMaps into %s, start a ConfigMap informer on it and wait for its cache", ns)
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	inf, err := startObserved[*corev1.ConfigMap](ctx, lab, lab.Watched, configMaps(ns), informer.FactoryOptions{}, nil)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
-	f.Start(ctx)
-	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
-		return nil, err
-	}
+	defer inf.stop()
 	// An event on this watch first, so that the cut does not end a watch that saw
 	// nothing (a very short watch, which relists for a reason of its own).
-	if err := create(ctx, core, ns, "configmaps", configMap(ns, "before-cut")); err != nil {
-		return nil, err
-	}
-	if err := await(ctx, awaitLong, "the informer to see before-cut", cached(inf, ns+"/before-cut")); err != nil {
+	if err := createAndAwait(ctx, core, inf, "configmaps", configMap(ns, "before-cut")); err != nil {
 		return nil, err
 	}
 	r.Do("POST ConfigMap before-cut and wait until the informer has it")
 	lastRV := inf.LastSyncResourceVersion()
-	mark := len(rec.Events())
+	mark := inf.mark()
 
 	cut, err := lab.Cut()
 	if err != nil {
@@ -77,12 +65,12 @@ func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("POST ConfigMap after-cut (resourceVersion %s) and wait until the informer has it", late.ResourceVersion)
-	if err := await(ctx, awaitLong, "the informer to see after-cut", cached(inf, ns+"/after-cut")); err != nil {
+	if err := await(ctx, awaitLong, "the informer to see after-cut", cached(inf.SharedIndexInformer, ns+"/after-cut")); err != nil {
 		return nil, err
 	}
 
-	all := rec.Events()
-	after := all[mark:]
+	all := inf.since(0)
+	after := inf.since(mark)
 	reflectorEvents := trace.Filter(after, func(e trace.Event) bool {
 		return e.Stage == trace.Reflector && (e.Kind != trace.WatchEvent || e.Key == ns+"/after-cut")
 	})
