@@ -33,11 +33,7 @@ func addsBeforeSync() Scenario {
 func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 	const n, handlerTakes = 300, time.Millisecond
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "adds-before-sync")
+	core, ns, err := lab.begin(ctx, "adds-before-sync")
 	if err != nil {
 		return nil, err
 	}

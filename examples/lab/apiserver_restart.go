@@ -35,11 +35,7 @@ func apiserverRestart() Scenario {
 
 func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "restart")
+	core, ns, err := lab.begin(ctx, "restart")
 	if err != nil {
 		return nil, err
 	}

@@ -39,17 +39,13 @@ func compaction410() Scenario {
 func podTemplate(ns, name string) *corev1.PodTemplate {
 	return &corev1.PodTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labLabel: "true"}},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}},
+		Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}},
 	}
 }
 
 func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "compaction")
+	core, ns, err := lab.begin(ctx, "compaction")
 	if err != nil {
 		return nil, err
 	}

@@ -132,6 +132,17 @@ func (l *Lab) cleanUp() {
 	}
 }
 
+// begin is how a scenario starts: a core/v1 client on Direct and a fresh namespace
+// named for prefix.
+func (l *Lab) begin(ctx context.Context, prefix string) (*rest.RESTClient, string, error) {
+	core, err := l.Core()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := l.Namespace(ctx, prefix)
+	return core, ns, err
+}
+
 // Core is a core/v1 REST client on Direct.
 func (l *Lab) Core() (*rest.RESTClient, error) {
 	c, _, err := kube.NewRESTClient(l.Direct, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)

@@ -29,11 +29,7 @@ func watchCut() Scenario {
 
 func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "watch-cut")
+	core, ns, err := lab.begin(ctx, "watch-cut")
 	if err != nil {
 		return nil, err
 	}
