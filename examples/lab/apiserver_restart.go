@@ -26,7 +26,7 @@ func apiserverRestart() Scenario {
 		Read: []string{
 			"docs/03-reflector.md (W2, W8, L1) and docs/faq.md #3",
 			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
-			"reflector/backoff.go: the backoff between cycles",
+			"reflector/backoff.go: backoff.Next (800ms doubling to 30s, jitter)",
 		},
 		Fault: "restarts kube-apiserver",
 		Run:   runAPIServerRestart,

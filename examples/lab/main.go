@@ -7,6 +7,7 @@
 //	go run ./examples/lab            # every scenario
 //	go run ./examples/lab NAME…      # the named ones
 //	go run ./examples/lab -list      # names and questions
+//	go run ./examples/lab -docs      # docs/lab.md, generated from the scenarios
 //
 // Without $KUBECONFIG it starts the embedded local cluster (and stops it at the end);
 // with $KUBECONFIG it uses that cluster and skips the scenarios that inject faults
@@ -28,6 +29,7 @@ import (
 
 func main() {
 	list := flag.Bool("list", false, "print the scenarios' names and questions, and exit")
+	docs := flag.Bool("docs", false, "print docs/lab.md (generated from the scenarios), and exit")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: lab [-list] [NAME…]\n\nScenarios:\n")
 		printList(flag.CommandLine.Output())
@@ -35,6 +37,10 @@ func main() {
 	flag.Parse()
 	if *list {
 		printList(os.Stdout)
+		return
+	}
+	if *docs {
+		writeDocs(os.Stdout)
 		return
 	}
 	selected, err := selectScenarios(flag.Args())

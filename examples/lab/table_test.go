@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,5 +85,35 @@ func TestAReportPrintsItsFourParts(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"Question\n  Q?", "What we do\n  • POST a", "What we saw\n  saw 3\n  ✓ claim (got 1)", "Answer\n  A", "Why\n  because\n  → docs/x.md"} {
 		assert.Contains(t, out, want)
+	}
+}
+
+func TestDocsLabIsGeneratedFromTheScenarios(t *testing.T) {
+	var want strings.Builder
+	writeDocs(&want)
+	got, err := os.ReadFile("../../docs/lab.md")
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), string(got), "docs/lab.md is stale: run `go run ./examples/lab -docs > docs/lab.md`")
+}
+
+// goSymbol matches "file.go: Symbol" in a Read entry.
+var goSymbol = regexp.MustCompile(`([a-z0-9_/.-]+\.go): ([A-Za-z_.]+)`)
+
+func TestEveryReadLinkNamesAFileAndFunctionThatExist(t *testing.T) {
+	for _, s := range scenarios() {
+		for _, entry := range s.Read {
+			for _, p := range repoPath.FindAllString(entry, -1) {
+				_, err := os.Stat("../../" + p)
+				assert.NoError(t, err, "%s: %q links to a missing file", s.Name, entry)
+			}
+			for _, m := range goSymbol.FindAllStringSubmatch(entry, -1) {
+				src, err := os.ReadFile("../../" + m[1])
+				if !assert.NoError(t, err, s.Name) {
+					continue
+				}
+				name := m[2][strings.LastIndex(m[2], ".")+1:]
+				assert.Regexp(t, `(?m)^(func|type|var|const)\b.*\b`+name+`\b`, string(src), "%s: %s has no %s", s.Name, m[1], m[2])
+			}
+		}
 	}
 }
