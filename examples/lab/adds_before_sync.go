@@ -18,9 +18,9 @@ func addsBeforeSync() Scenario {
 	return Scenario{
 		Name:     "adds-before-sync",
 		Question: "Why do Add events arrive while WaitForCacheSync is still waiting, and is there any order between WaitForCacheSync returning and the handlers' events?",
-		Why: "WaitForCacheSync waits for the informer's cache: it returns once the first list has been popped and applied to the indexer. " +
-			"Handlers are fed from that same loop, each through its own buffer and goroutine, so they start hearing adds as soon as the first item is applied " +
-			"and finish whenever they finish — the cache and the handlers are not synchronised. To wait for a handler, wait for its Registration.",
+		Why: "The first list reaches every handler as adds with isInInitialList=true, and a handler's Registration counts as synced only once it has handled them all — so those adds necessarily arrive while WaitForCacheSync(registration) waits. " +
+			"The informer itself is synced once the list is applied to the cache; each handler drains its own buffer on its own goroutine, so after WaitForCacheSync(informer) returns, adds may still be arriving, " +
+			"and nothing orders them against the code that runs after the wait.",
 		Read: []string{
 			"docs/04-informer.md (per-handler sync) and docs/faq.md #21",
 			"informer/wait.go: WaitForCacheSync; informer/registration.go: Registration.HasSynced",
@@ -54,8 +54,13 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 			notInitial++
 		}
 	}}
+	handled := func() (initialAdds, liveAdds int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return initial, notInitial
+	}
 	var reg *informer.Registration[*corev1.ConfigMap]
-	r.Do("start a ConfigMap informer on %s with one handler that takes %s per add, then WaitForCacheSync(informer)", ns, handlerTakes)
+	r.Do("start a ConfigMap informer on %s with one handler that takes %s per add; WaitForCacheSync(informer), then WaitForCacheSync(the handler's Registration)", ns, handlerTakes)
 	inf, err := startObserved(ctx, lab, lab.Watched, configMaps(ns), informer.FactoryOptions{}, func(inf *informer.SharedIndexInformer[*corev1.ConfigMap]) (err error) {
 		reg, err = inf.AddEventHandlerWithOptions(slowAdd, informer.HandlerOptions{Name: "slowAdd"})
 		return err
@@ -64,35 +69,33 @@ func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	defer inf.stop()
-	returned := time.Now()
-	cached := len(inf.Indexer().ListKeys())
-	handlerSynced := reg.HasSynced()
+	// startObserved has just returned from WaitForCacheSync(informer).
+	informerSynced := time.Now()
+	atInformerSync, _ := handled()
+	cachedThen := len(inf.Indexer().ListKeys())
 	if err := informer.WaitForCacheSync(ctx, reg); err != nil {
 		return nil, err
 	}
 	regSynced := time.Now()
+	atRegSync, live := handled()
 
 	events := inf.since(0)
 	calls := trace.Filter(events, func(e trace.Event) bool { return e.Kind == trace.HandlerCalled })
-	before := count(calls, func(e trace.Event) bool { return e.Time.Before(returned) })
-	after := len(calls) - before
-	listed := kinds(events, trace.ListStarted, trace.Listed)
-	mu.Lock()
-	gotInitial, gotLive := initial, notInitial
-	mu.Unlock()
+	before := count(calls, func(e trace.Event) bool { return e.Time.Before(informerSynced) })
+	r.Timeline(append(kinds(events, trace.ListStarted, trace.Listed), firstAndLast(calls)...))
+	r.See("WaitForCacheSync(informer) returned at %s: %d objects cached, the handler done with %d adds (%d calls had begun)",
+		trace.Offset(informerSynced.Sub(events[0].Time)), cachedThen, atInformerSync, before)
+	r.See("WaitForCacheSync(Registration) returned %s later: the handler done with %d adds, all with isInInitialList=true (%d without)",
+		regSynced.Sub(informerSynced).Round(time.Millisecond), atRegSync, live)
 
-	r.Timeline(append(listed, firstAndLast(calls)...))
-	r.See("WaitForCacheSync(informer) returned at %s with %d objects in the cache", trace.Offset(returned.Sub(events[0].Time)), cached)
-	r.See("handler calls before it returned: %d; after: %d; all %d with isInInitialList=true (%d without)", before, after, gotInitial, gotLive)
-	r.See("the handler's Registration synced %s after the informer did", regSynced.Sub(returned).Round(time.Millisecond))
-
-	r.Check("every object was in the cache when WaitForCacheSync returned", cached == n, "%d of %d", cached, n)
-	r.Check("the handler heard adds while WaitForCacheSync was still waiting", before > 0, "%d calls before it returned", before)
-	r.Check("adds still reached the handler after WaitForCacheSync returned", after > 0, "%d calls after", after)
-	r.Check("the handler's Registration had not synced when the informer had", !handlerSynced, "Registration.HasSynced()=%v at that moment", handlerSynced)
-	r.Check("every initial add was marked isInInitialList", gotInitial == n && gotLive == 0, "%d initial, %d not", gotInitial, gotLive)
-	r.Answer = fmt.Sprintf("because handlers run beside the cache, not after it: %d of %d initial adds reached the handler before WaitForCacheSync returned and %d after; "+
-		"only the handler's Registration (synced %s later) says it has seen them all", before, n, after, regSynced.Sub(returned).Round(time.Millisecond))
+	r.Check("waiting on the informer returned once the cache was full", cachedThen == n, "%d of %d cached", cachedThen, n)
+	r.Check("…while the handler was still working through the initial adds", atInformerSync < n, "%d of %d handled", atInformerSync, n)
+	r.Check("waiting on the handler's Registration returned only after every initial add was handled: they all arrived while it waited",
+		atRegSync == n, "%d of %d handled", atRegSync, n)
+	r.Check("every initial add was marked isInInitialList", live == 0, "%d adds without it", live)
+	r.Answer = fmt.Sprintf("\"synced\" means the initial list was delivered, so its adds come before the wait on a handler's Registration returns (%d of %d handled when it did); "+
+		"waiting on the informer only means the cache is full: it returned with the handler at %d of %d, and the rest arrived %s later, in no order relative to the code after the wait",
+		atRegSync, n, atInformerSync, n, regSynced.Sub(informerSynced).Round(time.Millisecond))
 	return r, nil
 }
 
