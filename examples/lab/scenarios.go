@@ -7,6 +7,7 @@ func scenarios() []Scenario {
 	return []Scenario{
 		// The informer's contract.
 		addsBeforeSync(),
+		factoryStart(),
 		// The controller's patterns.
 
 		// The wire and the faults.
