@@ -8,6 +8,7 @@ func scenarios() []Scenario {
 		// The informer's contract.
 		addsBeforeSync(),
 		factoryStart(),
+		deltaTypes(),
 		// The controller's patterns.
 
 		// The wire and the faults.
