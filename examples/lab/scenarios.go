@@ -9,6 +9,7 @@ func scenarios() []Scenario {
 		addsBeforeSync(),
 		factoryStart(),
 		deltaTypes(),
+		sameRVUpdates(),
 		// The controller's patterns.
 
 		// The wire and the faults.
