@@ -10,6 +10,7 @@ func scenarios() []Scenario {
 		factoryStart(),
 		deltaTypes(),
 		sameRVUpdates(),
+		slowHandler(),
 		// The controller's patterns.
 
 		// The wire and the faults.
