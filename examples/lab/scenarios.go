@@ -11,6 +11,7 @@ func scenarios() []Scenario {
 		deltaTypes(),
 		sameRVUpdates(),
 		slowHandler(),
+		handlerPanic(),
 		// The controller's patterns.
 
 		// The wire and the faults.
