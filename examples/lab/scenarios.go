@@ -12,6 +12,7 @@ func scenarios() []Scenario {
 		sameRVUpdates(),
 		slowHandler(),
 		handlerPanic(),
+		handlerDoesWork(),
 		// The controller's patterns.
 
 		// The wire and the faults.

@@ -43,10 +43,10 @@ const (
 	burstPerMap     = 75
 )
 
-// updateBurst PUTs burstPerMap unconditional updates into each of the ConfigMaps
+// updateBurst PUTs perMap unconditional updates into each of the ConfigMaps
 // prefix-0 … prefix-(burstConfigMaps-1), one writer per ConfigMap, setting "n" to
 // 0, 1, …; data holds any other keys to keep. It returns the ConfigMaps' last state.
-func updateBurst(ctx context.Context, lab *Lab, ns, prefix string, data ...string) ([]*corev1.ConfigMap, error) {
+func updateBurst(ctx context.Context, lab *Lab, ns, prefix string, perMap int, data ...string) ([]*corev1.ConfigMap, error) {
 	core, err := lab.Core()
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func updateBurst(ctx context.Context, lab *Lab, ns, prefix string, data ...strin
 	last := make([]*corev1.ConfigMap, burstConfigMaps)
 	errs := make([]error, burstConfigMaps)
 	err = workqueue.ParallelizeUntil(ctx, burstConfigMaps, burstConfigMaps, func(i int) {
-		for n := range burstPerMap {
+		for n := range perMap {
 			cm := configMap(ns, fmt.Sprintf("%s-%d", prefix, i), append(slices.Clone(data), "n", strconv.Itoa(n))...)
 			if errs[i] = updateConfigMap(ctx, core, cm); errs[i] != nil {
 				return
@@ -159,7 +159,7 @@ func runSlowHandler(ctx context.Context, lab *Lab) (*Report, error) {
 		"and is held at its first update until the fast one has handled them all", backlogWarnAt, slowTakes)
 
 	burstAt := time.Now()
-	final, err := updateBurst(ctx, lab, ns, "cm")
+	final, err := updateBurst(ctx, lab, ns, "cm", burstPerMap)
 	if err != nil {
 		return nil, err
 	}
