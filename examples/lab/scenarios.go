@@ -13,6 +13,7 @@ func scenarios() []Scenario {
 		slowHandler(),
 		handlerPanic(),
 		handlerDoesWork(),
+		watchWire(),
 		// The controller's patterns.
 
 		// The wire and the faults.
