@@ -117,6 +117,8 @@ func podTemplate(ns, name string) *corev1.PodTemplate {
 // resyncEvery is the shortest resync period a handler can have.
 const resyncEvery = time.Second
 
+// runDeltaTypes takes one PodTemplate through create, update, a resync, a relist
+// forced by compaction, and delete, and zips its deltas with the handler's calls.
 func runDeltaTypes(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()

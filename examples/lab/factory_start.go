@@ -37,6 +37,9 @@ func factoryStart() Scenario {
 // lateWait bounds the wait on the informer requested after Start, which never syncs.
 const lateWait = time.Second
 
+// runFactoryStart starts a factory with one informer, counts the goroutines Start adds,
+// then requests a second informer after Start and waits on it before and after a
+// second Start.
 func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()

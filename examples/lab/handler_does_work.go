@@ -57,6 +57,8 @@ type burstMeasure struct {
 // grew is the live heap the burst added, at its peak.
 func (m burstMeasure) grew() int64 { return int64(m.peak) - int64(m.base) }
 
+// runHandlerDoesWork runs the same burst against a handler that works and against a
+// handler that enqueues keys for a worker, measuring backlog, queue depth and heap.
 func runHandlerDoesWork(ctx context.Context, lab *Lab) (*Report, error) {
 	const n = burstConfigMaps * bigBurstPerMap
 	r := &Report{}

@@ -30,6 +30,8 @@ func handlerPanic() Scenario {
 	}
 }
 
+// runHandlerPanic feeds two handlers a sequence of changes, one of which makes one
+// handler panic, and compares what each received.
 func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()

@@ -129,6 +129,8 @@ func targetData(ctx context.Context, core rest.Interface, ns, name string) (map[
 // drift (it never does).
 const resyncsToWait = 3
 
+// runSameRVUpdates runs two mirror controllers, one filtering same-rv updates, changes
+// both mirrors behind their backs, and waits a few resyncs.
 func runSameRVUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()

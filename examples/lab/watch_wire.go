@@ -61,6 +61,8 @@ type wireEvent struct {
 // stream if the scenario fails to.
 const watchTimeout = 60
 
+// runWatchWire lists, opens a watch by hand on a raw TLS connection, writes three
+// changes and prints each chunk that arrives.
 func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()
