@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
 )
@@ -35,74 +33,6 @@ func deltaTypes() Scenario {
 	}
 }
 
-// handlerCall is one notification a recording handler received.
-type handlerCall struct {
-	kind           string // add, update, delete
-	name           string
-	oldRV, newRV   string // add: newRV; delete: oldRV
-	initial, stone bool   // add: isInInitialList; delete: tombstone set
-}
-
-// String is the call as the handler saw it.
-func (c handlerCall) String() string {
-	switch c.kind {
-	case "add":
-		return fmt.Sprintf("OnAdd(rv=%s, isInInitialList=%v)", c.newRV, c.initial)
-	case "update":
-		same := "changed"
-		if c.oldRV == c.newRV {
-			same = "same rv"
-		}
-		return fmt.Sprintf("OnUpdate(rv %s → %s, %s)", c.oldRV, c.newRV, same)
-	default:
-		return fmt.Sprintf("OnDelete(rv=%s, tombstone=%v)", c.oldRV, c.stone)
-	}
-}
-
-// callRecorder is a handler that records every call, per object name.
-type callRecorder[T indexer.Object] struct {
-	mu    sync.Mutex
-	calls []handlerCall // guarded by mu
-}
-
-// handler returns the recording handler funcs.
-func (c *callRecorder[T]) handler() informer.HandlerFuncs[T] {
-	rec := func(h handlerCall) {
-		c.mu.Lock()
-		c.calls = append(c.calls, h)
-		c.mu.Unlock()
-	}
-	return informer.HandlerFuncs[T]{
-		AddFunc: func(obj T, initial bool) {
-			rec(handlerCall{kind: "add", name: obj.GetName(), newRV: obj.GetResourceVersion(), initial: initial})
-		},
-		UpdateFunc: func(oldObj, newObj T) {
-			rec(handlerCall{kind: "update", name: newObj.GetName(), oldRV: oldObj.GetResourceVersion(), newRV: newObj.GetResourceVersion()})
-		},
-		DeleteFunc: func(obj T, tombstone *indexer.DeletedFinalStateUnknown[T]) {
-			rec(handlerCall{kind: "delete", name: obj.GetName(), oldRV: obj.GetResourceVersion(), stone: tombstone != nil})
-		},
-	}
-}
-
-// of returns the calls about name, in order.
-func (c *callRecorder[T]) of(name string) []handlerCall {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []handlerCall
-	for _, h := range c.calls {
-		if h.name == name {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// has returns a condition: a call about name matching ok has been recorded.
-func (c *callRecorder[T]) has(name string, ok func(handlerCall) bool) func() bool {
-	return func() bool { return slices.ContainsFunc(c.of(name), ok) }
-}
-
 // podTemplate is a labelled PodTemplate (the lab's resource served without a watch
 // cache, so that a compaction produces a 410 on the re-watch).
 func podTemplate(ns, name string) *corev1.PodTemplate {
@@ -113,9 +43,6 @@ func podTemplate(ns, name string) *corev1.PodTemplate {
 		}},
 	}
 }
-
-// resyncEvery is the shortest resync period a handler can have.
-const resyncEvery = time.Second
 
 // runDeltaTypes takes one PodTemplate through create, update, a resync, a relist
 // forced by compaction, and delete, and zips its deltas with the handler's calls.

@@ -2,19 +2,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"maps"
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
+	"github.com/kubeinternals/informers/workqueue"
 )
 
 // labelled is the informer.Resource of the lab's objects of a core/v1 resource
@@ -210,4 +215,108 @@ func maxBacklog(events []trace.Event, handler string) int {
 		m = max(m, e.Backlog)
 	}
 	return m
+}
+
+// resyncEvery is the shortest resync period a handler can have.
+const resyncEvery = time.Second
+
+// handlerCall is one notification a recording handler received.
+type handlerCall struct {
+	kind           string // add, update, delete
+	name           string
+	oldRV, newRV   string // add: newRV; delete: oldRV
+	initial, stone bool   // add: isInInitialList; delete: tombstone set
+}
+
+// String is the call as the handler saw it.
+func (c handlerCall) String() string {
+	switch c.kind {
+	case "add":
+		return fmt.Sprintf("OnAdd(rv=%s, isInInitialList=%v)", c.newRV, c.initial)
+	case "update":
+		same := "changed"
+		if c.oldRV == c.newRV {
+			same = "same rv"
+		}
+		return fmt.Sprintf("OnUpdate(rv %s → %s, %s)", c.oldRV, c.newRV, same)
+	default:
+		return fmt.Sprintf("OnDelete(rv=%s, tombstone=%v)", c.oldRV, c.stone)
+	}
+}
+
+// callRecorder is a handler that records every call, per object name.
+type callRecorder[T indexer.Object] struct {
+	mu    sync.Mutex
+	calls []handlerCall // guarded by mu
+}
+
+// handler returns the recording handler funcs.
+func (c *callRecorder[T]) handler() informer.HandlerFuncs[T] {
+	rec := func(h handlerCall) {
+		c.mu.Lock()
+		c.calls = append(c.calls, h)
+		c.mu.Unlock()
+	}
+	return informer.HandlerFuncs[T]{
+		AddFunc: func(obj T, initial bool) {
+			rec(handlerCall{kind: "add", name: obj.GetName(), newRV: obj.GetResourceVersion(), initial: initial})
+		},
+		UpdateFunc: func(oldObj, newObj T) {
+			rec(handlerCall{kind: "update", name: newObj.GetName(), oldRV: oldObj.GetResourceVersion(), newRV: newObj.GetResourceVersion()})
+		},
+		DeleteFunc: func(obj T, tombstone *indexer.DeletedFinalStateUnknown[T]) {
+			rec(handlerCall{kind: "delete", name: obj.GetName(), oldRV: obj.GetResourceVersion(), stone: tombstone != nil})
+		},
+	}
+}
+
+// of returns the calls about name, in order.
+func (c *callRecorder[T]) of(name string) []handlerCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []handlerCall
+	for _, h := range c.calls {
+		if h.name == name {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// has returns a condition: a call about name matching ok has been recorded.
+func (c *callRecorder[T]) has(name string, ok func(handlerCall) bool) func() bool {
+	return func() bool { return slices.ContainsFunc(c.of(name), ok) }
+}
+
+// The burst: updates per ConfigMap, over burstConfigMaps ConfigMaps.
+const (
+	burstConfigMaps = 4
+	burstPerMap     = 75
+)
+
+// updateBurst PUTs perMap unconditional updates into each of the ConfigMaps
+// prefix-0 … prefix-(burstConfigMaps-1), one writer per ConfigMap, setting "n" to
+// 0, 1, …; data holds any other keys to keep. It returns the ConfigMaps' last state.
+func updateBurst(ctx context.Context, lab *Lab, ns, prefix string, perMap int, data ...string) ([]*corev1.ConfigMap, error) {
+	core, err := lab.Core()
+	if err != nil {
+		return nil, err
+	}
+	last := make([]*corev1.ConfigMap, burstConfigMaps)
+	errs := make([]error, burstConfigMaps)
+	err = workqueue.ParallelizeUntil(ctx, burstConfigMaps, burstConfigMaps, func(i int) {
+		for n := range perMap {
+			cm := configMap(ns, fmt.Sprintf("%s-%d", prefix, i), append(slices.Clone(data), "n", strconv.Itoa(n))...)
+			if errs[i] = updateConfigMap(ctx, core, cm); errs[i] != nil {
+				return
+			}
+			last[i] = cm
+		}
+	}, workqueue.ParallelizeOptions{})
+	for _, e := range errs {
+		if e != nil {
+			return nil, e
+		}
+	}
+	return last, err
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
-	"github.com/kubeinternals/informers/workqueue"
 )
 
 // slowHandler: two handlers on one informer, one stuck; the other is not delayed, and
@@ -35,39 +34,6 @@ func slowHandler() Scenario {
 		},
 		Run: runSlowHandler,
 	}
-}
-
-// The burst: updates per ConfigMap, over burstConfigMaps ConfigMaps.
-const (
-	burstConfigMaps = 4
-	burstPerMap     = 75
-)
-
-// updateBurst PUTs perMap unconditional updates into each of the ConfigMaps
-// prefix-0 … prefix-(burstConfigMaps-1), one writer per ConfigMap, setting "n" to
-// 0, 1, …; data holds any other keys to keep. It returns the ConfigMaps' last state.
-func updateBurst(ctx context.Context, lab *Lab, ns, prefix string, perMap int, data ...string) ([]*corev1.ConfigMap, error) {
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	last := make([]*corev1.ConfigMap, burstConfigMaps)
-	errs := make([]error, burstConfigMaps)
-	err = workqueue.ParallelizeUntil(ctx, burstConfigMaps, burstConfigMaps, func(i int) {
-		for n := range perMap {
-			cm := configMap(ns, fmt.Sprintf("%s-%d", prefix, i), append(slices.Clone(data), "n", strconv.Itoa(n))...)
-			if errs[i] = updateConfigMap(ctx, core, cm); errs[i] != nil {
-				return
-			}
-			last[i] = cm
-		}
-	}, workqueue.ParallelizeOptions{})
-	for _, e := range errs {
-		if e != nil {
-			return nil, e
-		}
-	}
-	return last, err
 }
 
 // backlogWarnAt is the backlog at which the listener first warns (then at 2×, 4×).
