@@ -7,6 +7,13 @@ func scenarios() []Scenario {
 	return []Scenario{
 		// The informer's contract.
 		addsBeforeSync(),
+		factoryStart(),
+		deltaTypes(),
+		sameRVUpdates(),
+		slowHandler(),
+		handlerPanic(),
+		handlerDoesWork(),
+		watchWire(),
 		// The controller's patterns.
 
 		// The wire and the faults.

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// factoryStart: Start runs the informers that exist when it is called, each on its own
+// goroutine; an informer requested afterwards does nothing until Start is called again.
+func factoryStart() Scenario {
+	return Scenario{
+		Name:     "factory-start",
+		Question: "What does factory Start do — which goroutines, when does listing begin — and what happens to an informer requested after Start?",
+		Why: "For only builds an informer; Start launches one goroutine per informer not yet started, which calls Run: Run starts the processor (one goroutine per handler), " +
+			"the reflector (it LISTs at once, then WATCHes, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
+			"An informer requested after Start is not running: nothing lists, Factory.WaitForCacheSync skips it, waiting on the informer itself blocks until the context ends, and only a second Start (which starts nothing twice) brings it up — kubernetes/kubernetes#92777.",
+		Read: []string{
+			"docs/04-informer.md (The goroutines of one running informer) and docs/faq.md #14",
+			"informer/factory.go: For, Factory.Start, Factory.WaitForCacheSync",
+			"informer/run.go: SharedIndexInformer.Run; informer/wait.go: WaitForCacheSync",
+		},
+		Run: runFactoryStart,
+	}
+}
+
+// lateWait bounds the wait on the informer requested after Start, which never syncs.
+const lateWait = time.Second
+
+// runFactoryStart starts a factory with one informer, counts the goroutines Start adds,
+// then requests a second informer after Start and waits on it before and after a
+// second Start.
+func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
+	r := &Report{}
+	core, err := lab.Core()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := lab.Namespace(ctx, "factory-start")
+	if err != nil {
+		return nil, err
+	}
+	tracer, rec := newRecorder()
+	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	if err != nil {
+		return nil, err
+	}
+	defer f.Shutdown()
+	cms, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
+	if err != nil {
+		return nil, err
+	}
+	reg, err := cms.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{}, informer.HandlerOptions{Name: "noop"})
+	if err != nil {
+		return nil, err
+	}
+	forAt := time.Now()
+	r.Do("For[*ConfigMap](factory, ConfigMaps of %s) and add one (empty) handler", ns)
+
+	// Objects for both informers, written after For: the time it takes is time in
+	// which an unstarted informer could have listed, and did not.
+	if err := createConfigMaps(ctx, core, ns, "cm", 3); err != nil {
+		return nil, err
+	}
+	for i := range 2 {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("secret-%d", i), Namespace: ns, Labels: map[string]string{labLabel: "true"}}}
+		if err := create(ctx, core, ns, "secrets", s); err != nil {
+			return nil, err
+		}
+	}
+	r.Do("POST 3 ConfigMaps and 2 Secrets into %s", ns)
+	eventsBeforeStart := len(rec.Events())
+	idle := time.Since(forAt)
+	before := libraryGoroutines()
+
+	startAt := time.Now()
+	f.Start(ctx)
+	r.Do("factory.Start(ctx), then WaitForCacheSync(ConfigMaps informer)")
+	if err := informer.WaitForCacheSync(ctx, cms, reg); err != nil {
+		return nil, err
+	}
+	// A change that can only arrive through the watch: once it is cached the WATCH is
+	// open, and with it every goroutine a running informer has.
+	if err := create(ctx, core, ns, "configmaps", configMap(ns, "after-start")); err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "the ConfigMap informer to see after-start", cached(cms, ns+"/after-start")); err != nil {
+		return nil, err
+	}
+	// The sync watcher exits once it has announced the sync; wait for that rather
+	// than count a goroutine that is on its way out.
+	if err := await(ctx, awaitLong, "Run's sync watcher to exit", func() bool {
+		_, ok := libraryGoroutines()["Run's sync watcher: waits for the first list"]
+		return !ok
+	}); err != nil {
+		return nil, err
+	}
+	r.Do("POST ConfigMap after-start and wait until the informer has it (so its WATCH is open) and Run's sync watcher has exited")
+	afterStart := libraryGoroutines()
+	added := goroutinesAdded(before, afterStart)
+	started := rec.Events()
+	firstList := ofKind(started, trace.ListStarted, "configmaps")
+
+	// The informer requested after Start.
+	secrets, err := informer.For[*corev1.Secret](f, labelled(ns, "secrets"))
+	if err != nil {
+		return nil, err
+	}
+	r.Do("For[*Secret](factory, Secrets of %s) — after Start", ns)
+	lateStarted := secrets.HasStarted()
+	t0 := time.Now()
+	factoryErr := f.WaitForCacheSync(ctx)
+	factoryTook := time.Since(t0)
+	secretsCachedThen := len(secrets.Indexer().ListKeys())
+	r.Do("factory.WaitForCacheSync(ctx), then informer.WaitForCacheSync(ctx with a %s timeout, Secrets informer)", lateWait)
+	wctx, cancel := context.WithTimeout(ctx, lateWait)
+	t0 = time.Now()
+	lateErr := informer.WaitForCacheSync(wctx, secrets)
+	lateTook := time.Since(t0)
+	cancel()
+	secretListsBefore := len(ofKind(rec.Events(), trace.ListStarted, "secrets"))
+
+	// Start again.
+	beforeSecond := libraryGoroutines()
+	secondAt := time.Now()
+	f.Start(ctx)
+	r.Do("factory.Start(ctx) again, then WaitForCacheSync(Secrets informer)")
+	if err := informer.WaitForCacheSync(ctx, secrets); err != nil {
+		return nil, err
+	}
+	late := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "after-second-start", Namespace: ns, Labels: map[string]string{labLabel: "true"}}}
+	if err := create(ctx, core, ns, "secrets", late); err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "the Secrets informer to see after-second-start", cached(secrets, ns+"/after-second-start")); err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "Run's sync watcher to exit", func() bool {
+		_, ok := libraryGoroutines()["Run's sync watcher: waits for the first list"]
+		return !ok
+	}); err != nil {
+		return nil, err
+	}
+	r.Do("POST Secret after-second-start and wait until the informer has it")
+	addedSecond := goroutinesAdded(beforeSecond, libraryGoroutines())
+	all := rec.Events()
+	cmLists := len(ofKind(all, trace.ListStarted, "configmaps"))
+	secretLists := ofKind(all, trace.ListStarted, "secrets")
+
+	// What we saw.
+	r.See("trace events between For and Start (%s): %d", idle.Round(time.Millisecond), eventsBeforeStart)
+	r.Timeline(kinds(all, trace.ListStarted, trace.Listed, trace.WatchStarted))
+	if len(firstList) > 0 {
+		r.See("the ConfigMaps LIST began %s after the Start call; the Secrets LIST %s after the second Start",
+			firstList[0].Time.Sub(startAt).Round(time.Microsecond), offsetOf(secretLists, secondAt))
+	}
+	r.See("library goroutines Start added (1 informer, 1 handler), from the goroutine profile:")
+	for _, l := range describeGoroutines(added) {
+		r.See("  %s", l)
+	}
+	r.See("the Secrets informer, requested after Start: HasStarted()=%v; LISTs for it: %d", lateStarted, secretListsBefore)
+	r.See("  factory.WaitForCacheSync returned %v after %s, with %d Secrets cached", errText(factoryErr), factoryTook.Round(time.Microsecond), secretsCachedThen)
+	r.See("  informer.WaitForCacheSync(Secrets) returned after %s: %v", lateTook.Round(time.Millisecond), errText(lateErr))
+	r.See("library goroutines the second Start added (1 informer, no handler):")
+	for _, l := range describeGoroutines(addedSecond) {
+		r.See("  %s", l)
+	}
+
+	wantFirst := map[string]int{
+		"SharedIndexInformer.Run → processLoop: pops the queue, writes the cache": 1,
+		"sharedProcessor.run: the processor":                                      1,
+		"listener.run: one handler's goroutine":                                   1,
+		"Reflector.Run: LIST, then WATCH":                                         1,
+		"streamWatch.receive: the open watch's decoder":                           1,
+	}
+	wantSecond := map[string]int{}
+	for role, n := range wantFirst {
+		if !strings.HasPrefix(role, "listener.run") {
+			wantSecond[role] = n
+		}
+	}
+	r.Check("nothing happened before Start: no LIST, no trace event at all", eventsBeforeStart == 0,
+		"%d events in the %s between For and Start", eventsBeforeStart, idle.Round(time.Millisecond))
+	r.Check("Start began the LIST right away, from a goroutine of its own", len(firstList) == 1 && firstList[0].Time.After(startAt),
+		"%d ConfigMaps LIST, %s after Start", len(firstList), offsetOf(firstList, startAt))
+	r.Check("Start added N + 4 goroutines for 1 handler: Run/processLoop, processor, 1 listener, reflector, watch decoder",
+		sameCounts(added, wantFirst), "%d added: %s", total(added), summary(added))
+	r.Check("the informer requested after Start was not running", !lateStarted && secretListsBefore == 0,
+		"HasStarted()=%v, %d Secrets LIST", lateStarted, secretListsBefore)
+	r.Check("factory.WaitForCacheSync skipped it: nil, with its cache empty", factoryErr == nil && secretsCachedThen == 0,
+		"returned %v after %s, %d Secrets cached", errText(factoryErr), factoryTook.Round(time.Microsecond), secretsCachedThen)
+	r.Check("waiting on it blocked until the context ended, then returned ErrNotSynced",
+		errors.Is(lateErr, informer.ErrNotSynced) && errors.Is(lateErr, context.DeadlineExceeded) && lateTook >= lateWait,
+		"after %s: %v", lateTook.Round(time.Millisecond), errText(lateErr))
+	r.Check("the second Start started only the new informer", cmLists == 1 && len(secretLists) == 1 && sameCounts(addedSecond, wantSecond),
+		"ConfigMaps LISTs %d, Secrets LISTs %d; %d goroutines added: %s", cmLists, len(secretLists), total(addedSecond), summary(addedSecond))
+	r.Answer = fmt.Sprintf("Start launched %d goroutines for 1 informer with 1 handler and its LIST began %s later; an informer requested after Start stayed idle "+
+		"(no LIST; factory.WaitForCacheSync returned at once, waiting on the informer blocked for the whole %s timeout) until a second Start, which added %d goroutines for it alone",
+		total(added), offsetOf(firstList, startAt), lateWait, total(addedSecond))
+	return r, nil
+}
+
+// offsetOf is how long after t the first event came, or "(never)".
+func offsetOf(events []trace.Event, t time.Time) string {
+	if len(events) == 0 {
+		return "(never)"
+	}
+	return events[0].Time.Sub(t).Round(time.Microsecond).String()
+}
+
+// errText is err's message, or "nil".
+func errText(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// sameCounts reports whether groups has exactly the roles of want, with those counts.
+func sameCounts(groups map[string]goroutineGroup, want map[string]int) bool {
+	if len(groups) != len(want) {
+		return false
+	}
+	for role, n := range want {
+		if groups[role].count != n {
+			return false
+		}
+	}
+	return true
+}
+
+// summary is "role +n, …", sorted, each role cut at its colon.
+func summary(groups map[string]goroutineGroup) string {
+	var parts []string
+	for _, role := range slices.Sorted(maps.Keys(groups)) {
+		short, _, _ := strings.Cut(role, ":")
+		parts = append(parts, fmt.Sprintf("%s %+d", short, groups[role].count))
+	}
+	return strings.Join(parts, ", ")
+}
