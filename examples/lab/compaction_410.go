@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
@@ -30,16 +29,6 @@ func compaction410() Scenario {
 		},
 		Fault: "refuses the informer's connections and compacts etcd",
 		Run:   runCompaction410,
-	}
-}
-
-// podTemplate is a lab-labelled PodTemplate in ns. Why PodTemplates: the lab's
-// apiserver serves them without a watch cache, so a watch from a compacted
-// resourceVersion reaches etcd and gets 410 (see labAPIServerFlags).
-func podTemplate(ns, name string) *corev1.PodTemplate {
-	return &corev1.PodTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labLabel: "true"}},
-		Template:   corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}}},
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
@@ -30,17 +29,6 @@ func deltaTypes() Scenario {
 		},
 		Fault: "refuses the informer's connections, compacts etcd, then lets it reconnect (its re-watch gets 410 Gone)",
 		Run:   runDeltaTypes,
-	}
-}
-
-// podTemplate is a labelled PodTemplate (the lab's resource served without a watch
-// cache, so that a compaction produces a 410 on the re-watch).
-func podTemplate(ns, name string) *corev1.PodTemplate {
-	return &corev1.PodTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labLabel: "true"}},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
-		}},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/workqueue"
@@ -36,4 +37,16 @@ func updateConfigMap(ctx context.Context, core rest.Interface, cm *corev1.Config
 // deleteObject deletes resource ns/name.
 func deleteObject(ctx context.Context, c rest.Interface, resource, ns, name string) error {
 	return c.Delete().Namespace(ns).Resource(resource).Name(name).Do(ctx).Error()
+}
+
+// podTemplate is a lab-labelled PodTemplate in ns. Why PodTemplates: the lab's
+// apiserver serves them without a watch cache, so a watch from a compacted
+// resourceVersion reaches etcd and gets 410 Gone (see labAPIServerFlags).
+func podTemplate(ns, name string) *corev1.PodTemplate {
+	return &corev1.PodTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labLabel: "true"}},
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		}},
+	}
 }

@@ -13,10 +13,10 @@ func scenarios() []Scenario {
 		slowHandler(),
 		handlerPanic(),
 		handlerDoesWork(),
-		watchWire(),
 		// The controller's patterns.
 
 		// The wire and the faults.
+		watchWire(),
 		watchCut(),
 		compaction410(),
 		apiserverRestart(),
