@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubeinternals/informers/trace"
@@ -31,6 +32,8 @@ func traceWhy(err error) string {
 		return "the resource version is newer than the server has"
 	case errors.Is(err, ErrVeryShortWatch):
 		return "very short watch: closed within a second with no events"
+	case utilnet.IsConnectionRefused(err):
+		return "connection refused: the apiserver is unreachable"
 	case apierrors.IsTooManyRequests(err):
 		return "429 Too Many Requests"
 	default:

@@ -1,6 +1,8 @@
 package reflector
 
 import (
+	"fmt"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -43,6 +45,7 @@ func TestTheReflectorTracesListsWatchesRelistsAndBackoffs(t *testing.T) {
 			listErr(errExpired()),
 			listStep("20"),
 			watchErr(errTooManyRequests()),
+			watchErr(fmt.Errorf("dial tcp 127.0.0.1:6443: %w", syscall.ECONNREFUSED)),
 			watchClose(0),
 			listStep("30"),
 			watchHold(modified(cm("a", "31"))),
@@ -63,6 +66,8 @@ func TestTheReflectorTracesListsWatchesRelistsAndBackoffs(t *testing.T) {
 			`listed 0 items rv=20`,
 			`watch started rv=20`,
 			`backoff 0.000ms: 429 Too Many Requests`,
+			`watch started rv=20`,
+			`backoff 0.000ms: connection refused: the apiserver is unreachable`,
 			`watch started rv=20`,
 			`watch ended: very short watch: closed within a second with no events (next from rv=20)`,
 			`relist: very short watch: closed within a second with no events`,
