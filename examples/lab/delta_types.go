@@ -36,11 +36,7 @@ func deltaTypes() Scenario {
 // forced by compaction, and delete, and zips its deltas with the handler's calls.
 func runDeltaTypes(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "delta-types")
+	core, ns, err := lab.begin(ctx, "delta-types")
 	if err != nil {
 		return nil, err
 	}

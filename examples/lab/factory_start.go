@@ -42,11 +42,7 @@ const lateWait = time.Second
 // second Start.
 func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "factory-start")
+	core, ns, err := lab.begin(ctx, "factory-start")
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +95,7 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	// The sync watcher exits once it has announced the sync; wait for that rather
 	// than count a goroutine that is on its way out.
-	if err := await(ctx, awaitLong, "Run's sync watcher to exit", func() bool {
-		_, ok := libraryGoroutines()["Run's sync watcher: waits for the first list"]
-		return !ok
-	}); err != nil {
+	if err := await(ctx, awaitLong, "Run's sync watcher to exit", syncWatcherExited); err != nil {
 		return nil, err
 	}
 	r.Do("POST ConfigMap after-start and wait until the informer has it (so its WATCH is open) and Run's sync watcher has exited")
@@ -145,10 +138,7 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	if err := await(ctx, awaitLong, "the Secrets informer to see after-second-start", cached(secrets, ns+"/after-second-start")); err != nil {
 		return nil, err
 	}
-	if err := await(ctx, awaitLong, "Run's sync watcher to exit", func() bool {
-		_, ok := libraryGoroutines()["Run's sync watcher: waits for the first list"]
-		return !ok
-	}); err != nil {
+	if err := await(ctx, awaitLong, "Run's sync watcher to exit", syncWatcherExited); err != nil {
 		return nil, err
 	}
 	r.Do("POST Secret after-second-start and wait until the informer has it")
@@ -247,4 +237,12 @@ func summary(groups map[string]goroutineGroup) string {
 		parts = append(parts, fmt.Sprintf("%s %+d", short, groups[role].count))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// syncWatcherExited reports whether Run's short-lived sync watcher, which exits once
+// it has announced the first sync, is gone: counting goroutines before that would
+// count one on its way out.
+func syncWatcherExited() bool {
+	_, ok := libraryGoroutines()["Run's sync watcher: waits for the first list"]
+	return !ok
 }

@@ -62,11 +62,7 @@ func (m burstMeasure) grew() int64 { return int64(m.peak) - int64(m.base) }
 func runHandlerDoesWork(ctx context.Context, lab *Lab) (*Report, error) {
 	const n = burstConfigMaps * bigBurstPerMap
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "handler-does-work")
+	core, ns, err := lab.begin(ctx, "handler-does-work")
 	if err != nil {
 		return nil, err
 	}

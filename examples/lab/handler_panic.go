@@ -34,11 +34,7 @@ func handlerPanic() Scenario {
 // handler panic, and compares what each received.
 func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "handler-panic")
+	core, ns, err := lab.begin(ctx, "handler-panic")
 	if err != nil {
 		return nil, err
 	}

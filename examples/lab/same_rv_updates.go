@@ -133,11 +133,7 @@ const resyncsToWait = 3
 // both mirrors behind their backs, and waits a few resyncs.
 func runSameRVUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "same-rv-updates")
+	core, ns, err := lab.begin(ctx, "same-rv-updates")
 	if err != nil {
 		return nil, err
 	}

@@ -44,11 +44,7 @@ const backlogWarnAt = 64
 func runSlowHandler(ctx context.Context, lab *Lab) (*Report, error) {
 	const n, slowTakes = burstConfigMaps * burstPerMap, 2 * time.Millisecond
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "slow-handler")
+	core, ns, err := lab.begin(ctx, "slow-handler")
 	if err != nil {
 		return nil, err
 	}

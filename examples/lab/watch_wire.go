@@ -65,11 +65,7 @@ const watchTimeout = 60
 // changes and prints each chunk that arrives.
 func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "watch-wire")
+	core, ns, err := lab.begin(ctx, "watch-wire")
 	if err != nil {
 		return nil, err
 	}
