@@ -8,6 +8,7 @@ func scenarios() []Scenario {
 		// The informer's contract.
 		addsBeforeSync(),
 		// The controller's patterns.
+		identicalUpdates(),
 
 		// The wire and the faults.
 		watchCut(),
