@@ -9,6 +9,7 @@ func scenarios() []Scenario {
 		addsBeforeSync(),
 		// The controller's patterns.
 		identicalUpdates(),
+		callbackOrder(),
 
 		// The wire and the faults.
 		watchCut(),
