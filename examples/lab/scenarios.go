@@ -10,6 +10,7 @@ func scenarios() []Scenario {
 		// The controller's patterns.
 		identicalUpdates(),
 		callbackOrder(),
+		sameKeyDedup(),
 
 		// The wire and the faults.
 		watchCut(),
