@@ -11,6 +11,7 @@ func scenarios() []Scenario {
 		identicalUpdates(),
 		callbackOrder(),
 		sameKeyDedup(),
+		queuePerProcess(),
 
 		// The wire and the faults.
 		watchCut(),
