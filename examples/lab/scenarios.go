@@ -12,6 +12,7 @@ func scenarios() []Scenario {
 		callbackOrder(),
 		sameKeyDedup(),
 		queuePerProcess(),
+		conflictRetry(),
 
 		// The wire and the faults.
 		watchCut(),
