@@ -13,6 +13,7 @@ func scenarios() []Scenario {
 		sameKeyDedup(),
 		queuePerProcess(),
 		conflictRetry(),
+		failingReconcile(),
 
 		// The wire and the faults.
 		watchCut(),
