@@ -14,6 +14,7 @@ func scenarios() []Scenario {
 		queuePerProcess(),
 		conflictRetry(),
 		failingReconcile(),
+		crdMissing(),
 
 		// The wire and the faults.
 		watchCut(),
