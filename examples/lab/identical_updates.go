@@ -326,15 +326,15 @@ func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 		len(syncsB), writesB, stormTook.Round(time.Millisecond), rate, changedB, summaryName, eventsB)
 
 	r.Check("case A: the identical PUT kept the resourceVersion", noopA == 1 && noop.After == noop.Before,
-		"%d identical PUTs; rv %s → %s", noopA, noop.Before, noop.After)
+		"identical PUTs: %d; rv %s → %s", noopA, noop.Before, noop.After)
 	r.Check("case A: only the PUT that changed the summary produced a watch event", eventsA == changedA && changedA == 1,
-		"%d MODIFIED for %d changing PUTs", eventsA, changedA)
+		"MODIFIED events: %d; PUTs that changed it: %d", eventsA, changedA)
 	r.Check("case A: the controller went quiet: one sync for the change, one for its own write, none after",
-		len(syncsA) == 2 && inWindow == 0, "%d syncs, %d in the %s after", len(syncsA), inWindow, window)
+		len(syncsA) == 2 && inWindow == 0, "syncs: %d; in the %s after: %d", len(syncsA), window, inWindow)
 	r.Check("case B: every stamped PUT got a new resourceVersion", writesB == stormBound && changedB == writesB,
 		"%d of %d", changedB, writesB)
 	r.Check("case B: every stamped PUT came back as a MODIFIED event that queued the next sync",
-		eventsB == writesB && len(syncsB) == writesB+1, "%d events, %d syncs for %d PUTs", eventsB, len(syncsB), writesB)
+		eventsB == writesB && len(syncsB) == writesB+1, "MODIFIED events: %d; syncs: %d; PUTs: %d", eventsB, len(syncsB), writesB)
 	r.Answer = fmt.Sprintf("an identical Update is a no-op: the server kept rv %s, sent no event, and the controller went quiet after %d syncs; "+
 		"a write that changes on every sync (a timestamp) is a storm: one change led to %d syncs in %s (%.0f writes/s), stopped only by our bound of %d",
 		noop.After, len(syncsA), len(syncsB), stormTook.Round(time.Millisecond), rate, stormBound)
