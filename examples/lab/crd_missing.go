@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,6 +90,7 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 	missingTook := time.Since(start)
 	r.Do("start an informer for %s in %s (unstructured) — no such CRD is installed — and call WaitForCacheSync(informer)", gvr.GroupResource(), ns)
 
+	installStart := time.Now()
 	if _, err := crd.InstallCRD(ctx, lab.Direct, barsCRD(group), crd.Options{PollInterval: 20 * time.Millisecond}); err != nil {
 		return nil, err
 	}
@@ -122,38 +124,39 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 
 	events := trace.Filter(rec.Events(), func(e trace.Event) bool { return e.Stage == trace.Reflector })
 	r.Timeline(firstN(events, 25))
-	failedLists := count(events, func(e trace.Event) bool { return e.Kind == trace.Relist && !e.Time.After(established) })
-	backoffs := trace.Filter(events, func(e trace.Event) bool { return e.Kind == trace.Backoff })
-	var listed, retryAfter trace.Event
-	for _, e := range events {
-		if e.Kind == trace.Listed && listed.Time.IsZero() {
+	// Everything below is read from the trace alone, except where it is compared with
+	// the moment InstallCRD returned. Why: the server establishes the CRD up to one poll
+	// (20ms) before InstallCRD sees it, so a LIST may succeed a little before that moment.
+	var listed, retryAfter, waitingIn trace.Event // the first successful LIST, the LIST that led to it, the backoff before that
+	for i, e := range events {
+		if e.Kind == trace.Listed {
 			listed = e
-		}
-	}
-	var waitingIn trace.Event // the backoff in progress when the CRD was Established
-	for _, e := range backoffs {
-		if e.Time.Before(established) {
-			waitingIn = e
-		}
-	}
-	for _, e := range events {
-		if e.Kind == trace.ListStarted && e.Time.After(established) {
-			retryAfter = e
+			for _, b := range slices.Backward(events[:i]) {
+				if b.Kind == trace.ListStarted && retryAfter.Time.IsZero() {
+					retryAfter = b
+				}
+				if b.Kind == trace.Backoff {
+					waitingIn = b
+					break
+				}
+			}
 			break
 		}
 	}
+	failedLists := count(events, func(e trace.Event) bool { return e.Kind == trace.Relist && e.Time.Before(retryAfter.Time) })
+	backoffs := trace.Filter(events, func(e trace.Event) bool { return e.Kind == trace.Backoff && e.Time.Before(retryAfter.Time) })
 	syncedAfter := listed.Time.Sub(established)
 	due := waitingIn.Time.Add(waitingIn.Duration).Sub(established)
 
 	r.See("WaitForCacheSync returned after %s: %v", missingTook.Round(time.Millisecond), errMissing)
-	r.See("called again right after the CRD was Established: %s", errText(errRightAfter))
-	r.See("failed LISTs before the CRD was Established: %d; backoffs: %s", failedLists, durations(backoffs))
-	r.See("when the CRD was Established the reflector was in a %s backoff, due to end %s later; the next LIST started %s after Established and the cache synced %s after it",
-		waitingIn.Duration.Round(time.Millisecond), due.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond), syncedAfter.Round(time.Millisecond))
+	r.See("called again as soon as InstallCRD returned (the CRD Established): %s", errText(errRightAfter))
+	r.See("failed LISTs: %d; backoffs after them: %s", failedLists, durations(backoffs))
+	r.See("the LIST that succeeded came at the end of a %s backoff, %s after InstallCRD returned (the CRD Established); the cache synced %s after InstallCRD returned",
+		waitingIn.Duration.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond), syncedAfter.Round(time.Millisecond))
 
 	for _, e := range events {
 		if e.Kind == trace.WatchEvent && e.Key == ns+"/bar-1" {
-			r.See("bar-1: its POST, sent %s after Established, took %s (kube-apiserver's first write of the new resource); the LIST that synced the cache came meanwhile, with %d items; "+
+			r.See("bar-1: its POST, sent %s after InstallCRD returned, took %s (kube-apiserver's first write of the new resource); the LIST that synced the cache came meanwhile, with %d items; "+
 				"bar-1 arrived as a watch event as its POST returned (%+.1fms)",
 				postStart.Sub(established).Round(100*time.Microsecond), barCreated.Sub(postStart).Round(time.Millisecond), listed.Items, float64(e.Time.Sub(barCreated))/float64(time.Millisecond))
 		}
@@ -163,13 +166,13 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 		errors.Is(errMissing, informer.ErrNotSynced) && apierrors.IsNotFound(errMissing) && !errors.Is(errMissing, context.DeadlineExceeded) && missingTook < awaitLong,
 		"after %s: 404 Not Found %v", missingTook.Round(time.Millisecond), apierrors.IsNotFound(errMissing))
 	r.Check("the reflector kept trying, with backoff", failedLists >= 1 && len(backoffs) >= 1, "failed LISTs: %d; backoffs: %s", failedLists, durations(backoffs))
-	r.Check("the same informer listed and synced once the CRD was Established, no restart", !listed.Time.IsZero() && listed.Time.After(established) && inf.HasSynced(),
-		"listed %d items %s after Established", listed.Items, syncedAfter.Round(time.Millisecond))
-	r.Check("it waited out its backoff: its next LIST came when the backoff ended, not when the CRD appeared",
-		!retryAfter.Time.IsZero() && !retryAfter.Time.Before(waitingIn.Time.Add(waitingIn.Duration)),
-		"backoff due %s after Established, LIST %s after", due.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond))
+	r.Check("the same informer listed and synced once the CRD was installed, no restart", !listed.Time.IsZero() && listed.Time.After(installStart) && inf.HasSynced(),
+		"listed %d items %s after InstallCRD returned", listed.Items, syncedAfter.Round(time.Millisecond))
+	r.Check("it waited out its backoff: the LIST that succeeded came when the backoff ended, not when the CRD appeared",
+		!retryAfter.Time.IsZero() && !waitingIn.Time.IsZero() && !retryAfter.Time.Before(waitingIn.Time.Add(waitingIn.Duration)),
+		"backoff due to end %s after InstallCRD returned, LIST at %s", due.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond))
 	r.Check("WaitForCacheSync then returned nil, and bar-1 is in the cache", errSynced == nil, "%s", errText(errSynced))
-	r.Answer = fmt.Sprintf("at once (%s) an error carrying the 404: %q; the informer keeps retrying with backoff and, without a restart, synced %s after the CRD was Established (at the end of its %s backoff)",
+	r.Answer = fmt.Sprintf("at once (%s) an error carrying the 404: %q; the informer keeps retrying with backoff and, without a restart, synced %s after InstallCRD saw the CRD Established (at the end of its %s backoff)",
 		missingTook.Round(time.Millisecond), errText(errMissing), syncedAfter.Round(time.Millisecond), waitingIn.Duration.Round(time.Millisecond))
 	return r, nil
 }
