@@ -50,6 +50,8 @@ type handlerCall struct {
 	phase string
 }
 
+// runCallbackOrder creates, scales and deletes a Foo under a traced foo-controller and
+// lists every handler call for its namespace, phase by phase.
 func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	apps, err := lab.Apps()

@@ -245,6 +245,8 @@ func describe(as []attempt) string {
 	return strings.Join(parts, "; ")
 }
 
+// runConflictRetry produces one 409 per strategy with a competing write at a chosen
+// moment, and measures how each strategy gets past it.
 func runConflictRetry(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()

@@ -54,6 +54,8 @@ spec:
 `, group)
 }
 
+// runCRDMissing starts an informer for a resource no CRD defines, then installs the
+// CRD under the running informer.
 func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	ns, err := lab.Namespace(ctx, "crd-missing")

@@ -123,7 +123,7 @@ func retries(events []trace.Event, key string) []retry {
 	return out
 }
 
-// delaysOf is "5ms, 10ms"; waitsOf is "5.1ms, 10.2ms".
+// delaysOf lists the retries' delays: "5ms, 10ms".
 func delaysOf(rs []retry) string {
 	var s []string
 	for _, r := range rs {
@@ -132,6 +132,7 @@ func delaysOf(rs []retry) string {
 	return strings.Join(s, ", ")
 }
 
+// waitsOf lists the retries' measured waits: "5.1ms, 10.2ms".
 func waitsOf(rs []retry) string {
 	var s []string
 	for _, r := range rs {
@@ -151,6 +152,8 @@ func doublingFrom(rs []retry, from time.Duration) bool {
 	return len(rs) > 0
 }
 
+// runFailingReconcile makes a key fail six times, then once more after Forget, and a
+// second key fail without Forget, and reads the delays from the trace.
 func runFailingReconcile(ctx context.Context, lab *Lab) (*Report, error) {
 	const failures = 6
 	r := &Report{}

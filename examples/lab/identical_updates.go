@@ -188,6 +188,8 @@ func (c *oneShot) settledAfter(ctx context.Context, i int, what string) error {
 	})
 }
 
+// runIdenticalUpdates runs the one-shot controller twice over: with writes that become
+// identical (case A) and with a timestamp on every write (case B).
 func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	const window, stormBound = 2 * time.Second, 30
 	r := &Report{}

@@ -43,6 +43,8 @@ type instance struct {
 	stop func() error
 }
 
+// runQueuePerProcess runs two foo-controller instances on one Foo and compares what
+// each did.
 func runQueuePerProcess(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	apps, err := lab.Apps()

@@ -130,6 +130,8 @@ func (w *gatedWorker) sync(ctx context.Context) (syncView, error) {
 	return v, w.release(ctx)
 }
 
+// runSameKeyDedup changes two ConfigMaps of one group while their key waits, then one
+// while the key is being processed, with a gated worker.
 func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
 	core, err := lab.Core()
