@@ -14,6 +14,13 @@ func scenarios() []Scenario {
 		handlerPanic(),
 		handlerDoesWork(),
 		// The controller's patterns.
+		identicalUpdates(),
+		callbackOrder(),
+		sameKeyDedup(),
+		queuePerProcess(),
+		conflictRetry(),
+		failingReconcile(),
+		crdMissing(),
 
 		// The wire and the faults.
 		watchWire(),
