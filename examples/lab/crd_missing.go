@@ -191,14 +191,6 @@ func deleteCRD(lab *Lab, name string) {
 	_ = ext.Delete().Resource("customresourcedefinitions").Name(name).Do(ctx).Error()
 }
 
-// errText is err's message, or "nil".
-func errText(err error) string {
-	if err == nil {
-		return "nil"
-	}
-	return err.Error()
-}
-
 // durations lists the events' Durations: "1.2s, 2.9s".
 func durations(events []trace.Event) string {
 	var s []string

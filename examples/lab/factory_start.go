@@ -208,14 +208,6 @@ func offsetOf(events []trace.Event, t time.Time) string {
 	return events[0].Time.Sub(t).Round(time.Microsecond).String()
 }
 
-// errText is err's message, or "nil".
-func errText(err error) string {
-	if err == nil {
-		return "nil"
-	}
-	return err.Error()
-}
-
 // sameCounts reports whether groups has exactly the roles of want, with those counts.
 func sameCounts(groups map[string]goroutineGroup, want map[string]int) bool {
 	if len(groups) != len(want) {

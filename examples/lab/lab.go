@@ -297,3 +297,11 @@ func containsAll(s string, parts ...string) bool {
 	}
 	return true
 }
+
+// errText is err's message, or "nil".
+func errText(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}

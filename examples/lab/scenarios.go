@@ -13,6 +13,7 @@ func scenarios() []Scenario {
 		slowHandler(),
 		handlerPanic(),
 		handlerDoesWork(),
+
 		// The controller's patterns.
 		identicalUpdates(),
 		callbackOrder(),
