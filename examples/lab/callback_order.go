@@ -44,8 +44,8 @@ func callbackOrder() Scenario {
 // dependents before that.
 const gcWait = 90 * time.Second
 
-// handlerCall is one HandlerCalled event of foo-controller, in a phase.
-type handlerCall struct {
+// phasedCall is one HandlerCalled event of foo-controller, in a phase.
+type phasedCall struct {
 	trace.Event
 	phase string
 }
@@ -160,7 +160,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 
 	events := rec.Events()
-	var calls []handlerCall
+	var calls []phasedCall
 	for _, e := range events {
 		if e.Kind != trace.HandlerCalled || !strings.HasPrefix(e.Key, ns+"/") {
 			continue
@@ -172,7 +172,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 		case !e.Time.Before(scaleAt):
 			phase = "scale"
 		}
-		calls = append(calls, handlerCall{e, phase})
+		calls = append(calls, phasedCall{e, phase})
 	}
 	notes := map[string]string{createdRV: "our POST", scaledRV: "our PUT, replicas 3"}
 	r.See("every handler call foo-controller made for objects in %s (offsets from the Foo's POST):", ns)
@@ -184,8 +184,8 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 		}
 	}
 
-	in := func(phase string) []handlerCall {
-		var out []handlerCall
+	in := func(phase string) []phasedCall {
+		var out []phasedCall
 		for _, c := range calls {
 			if c.phase == phase {
 				out = append(out, c)
@@ -193,7 +193,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 		}
 		return out
 	}
-	find := func(cs []handlerCall, source, typ, rv string) (int, bool) {
+	find := func(cs []phasedCall, source, typ, rv string) (int, bool) {
 		for i, c := range cs {
 			if c.Source == source && c.Type == typ && (rv == "" || c.ResourceVersion == rv) {
 				return i, true
@@ -201,7 +201,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 		}
 		return -1, false
 	}
-	countAfter := func(cs []handlerCall, from int, source, typ string) int {
+	countAfter := func(cs []phasedCall, from int, source, typ string) int {
 		n := 0
 		for _, c := range cs[from+1:] {
 			if c.Source == source && c.Type == typ {
@@ -254,7 +254,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 }
 
 // writeCalls prints the handler calls, one line each, with the phase they fell in.
-func writeCalls(r *Report, calls []handlerCall, start time.Time, notes map[string]string) {
+func writeCalls(r *Report, calls []phasedCall, start time.Time, notes map[string]string) {
 	phase := ""
 	for _, c := range calls {
 		if c.phase != phase {

@@ -249,11 +249,7 @@ func describe(as []attempt) string {
 // moment, and measures how each strategy gets past it.
 func runConflictRetry(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "conflict-retry")
+	core, ns, err := lab.begin(ctx, "conflict-retry")
 	if err != nil {
 		return nil, err
 	}

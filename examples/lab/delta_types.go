@@ -23,7 +23,7 @@ func deltaTypes() Scenario {
 			"a periodic resync re-delivering what the cache holds (Sync), and a full LIST after the watch could not resume (Replaced), which may or may not carry a change. " +
 			"The informer turns Added, Updated, Sync and Replaced into an add or an update depending on whether the cache already has the object, and an update with an unchanged resourceVersion is a resync that reaches only handlers due one; Deleted becomes a delete, with a tombstone when a relist inferred it.",
 		Read: []string{
-			"docs/02-deltafifo.md (Walk through the code: delta.go, delta_fifo_replace.go) and docs/04-informer.md (Resync)",
+			"docs/02-deltafifo.md (Walk through the code) and docs/04-informer.md (Resync)",
 			"deltafifo/delta.go: DeltaType; deltafifo/delta_fifo_replace.go: DeltaFIFO.Replace, DeltaFIFO.Resync",
 			"informer/deltas.go: SharedIndexInformer.applyDelta, SharedIndexInformer.distributeUpdate",
 		},

@@ -157,11 +157,7 @@ func doublingFrom(rs []retry, from time.Duration) bool {
 func runFailingReconcile(ctx context.Context, lab *Lab) (*Report, error) {
 	const failures = 6
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "failing-reconcile")
+	core, ns, err := lab.begin(ctx, "failing-reconcile")
 	if err != nil {
 		return nil, err
 	}

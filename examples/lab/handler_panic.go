@@ -23,7 +23,7 @@ func handlerPanic() Scenario {
 			"that one notification is lost for that handler only, while the cache (written before any handler runs) and the other handlers never notice. " +
 			"client-go differs: its listener calls utilruntime.HandleCrash, which by default re-panics and crashes the whole process (informer/doc.go, Differences from client-go).",
 		Read: []string{
-			"docs/04-informer.md (Walk through the code: listener.go) and informer/doc.go (Differences from client-go)",
+			"docs/04-informer.md (Walk through the code) and informer/doc.go (Differences from client-go)",
 			"informer/listener.go: listener.call (the recover), listener.run",
 		},
 		Run: runHandlerPanic,

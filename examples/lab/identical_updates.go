@@ -193,11 +193,7 @@ func (c *oneShot) settledAfter(ctx context.Context, i int, what string) error {
 func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	const window, stormBound = 2 * time.Second, 30
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "identical-updates")
+	core, ns, err := lab.begin(ctx, "identical-updates")
 	if err != nil {
 		return nil, err
 	}

@@ -134,11 +134,7 @@ func (w *gatedWorker) sync(ctx context.Context) (syncView, error) {
 // while the key is being processed, with a gated worker.
 func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	core, err := lab.Core()
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "same-key-dedup")
+	core, ns, err := lab.begin(ctx, "same-key-dedup")
 	if err != nil {
 		return nil, err
 	}

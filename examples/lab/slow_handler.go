@@ -28,7 +28,7 @@ func slowHandler() Scenario {
 			"A slow handler delays only itself — its backlog grows in memory instead (Registration.Backlog and HighWater, and a warning at Options.BacklogWarning, then at each doubling); " +
 			"client-go makes the same trade (a growing ring buffer per processorListener) and logs only a handler call over 100ms while more than 1024 notifications wait.",
 		Read: []string{
-			"docs/04-informer.md (Walk through the code: processor.go, listener.go) and docs/faq.md #7",
+			"docs/04-informer.md (Walk through the code) and docs/faq.md #7",
 			"informer/processor.go: sharedProcessor.distribute; informer/listener.go: listener.add, listener.run",
 			"informer/registration.go: Registration.Backlog, Registration.HighWater",
 		},

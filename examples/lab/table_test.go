@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,4 +117,23 @@ func TestEveryReadLinkNamesAFileAndFunctionThatExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestTheBooksLabLinksNameScenarios(t *testing.T) {
+	names := map[string]bool{}
+	for _, s := range scenarios() {
+		names[s.Name] = true
+	}
+	files, err := filepath.Glob("../../docs/*.md")
+	require.NoError(t, err)
+	links := 0
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range regexp.MustCompile(`lab\.md#([a-z0-9-]+)`).FindAllStringSubmatch(string(src), -1) {
+			links++
+			assert.True(t, names[m[1]], "%s links to lab scenario %q, which does not exist", filepath.Base(f), m[1])
+		}
+	}
+	assert.Positive(t, links, "the chapters and the FAQ link to the lab")
 }
