@@ -50,8 +50,9 @@ const (
 	// Relist: the reflector will LIST again instead of re-watching. Reason: the 410,
 	// the too-large resourceVersion, the error.
 	Relist Kind = "relist"
-	// Backoff: the reflector waits Duration before its next list/watch cycle. Reason is
-	// the error that ended the last one.
+	// Backoff: the reflector waits Duration before its next attempt. Reason is the
+	// error that ended the last one, or "before the relist" when the Relist just
+	// before it already gave the reason.
 	Backoff Kind = "backoff"
 	// ResyncTick: the resync timer fired. Reason says whether the store was resynced or
 	// why not (no handler due).
@@ -91,9 +92,11 @@ const (
 	// Buffered: a notification entered the handler's buffer. Type, Key,
 	// ResourceVersion, Backlog (notifications now waiting for the handler).
 	Buffered Kind = "buffered"
-	// HandlerCalled: the handler's OnAdd/OnUpdate/OnDelete (Type) was called for Key.
+	// HandlerCalled: the handler's OnAdd/OnUpdate/OnDelete (Type) was called for Key,
+	// at ResourceVersion (the new object's; a delete's, the last known).
 	HandlerCalled Kind = "handler called"
-	// HandlerReturned: it returned after Duration.
+	// HandlerReturned: it returned after Duration (Key, Type and ResourceVersion as
+	// for HandlerCalled).
 	HandlerReturned Kind = "handler returned"
 	// PanicRecovered: it panicked; Reason is the panic value. The listener goes on.
 	PanicRecovered Kind = "panic recovered"
