@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
+	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
@@ -130,6 +132,18 @@ func (l *Lab) cleanUp() {
 	for _, ns := range nss {
 		_ = core.Delete().Resource("namespaces").Name(ns).Do(ctx).Error()
 	}
+}
+
+// prepare readies the cluster for every scenario: it installs the Foo CRD the
+// foo-controller scenarios need. Why at the start, not in those scenarios:
+// kube-controller-manager's garbage collector learns of a new resource only when it
+// re-reads discovery, every 30s, and cannot delete a Foo's Deployment before that;
+// installed here, the Foos are known by the time callback-order deletes one.
+func (l *Lab) prepare(ctx context.Context) error {
+	if _, err := crd.InstallCRD(ctx, l.Direct, artifacts.CRD(), crd.Options{}); err != nil {
+		return fmt.Errorf("installing the Foo CRD: %w", err)
+	}
+	return nil
 }
 
 // begin is how a scenario starts: a core/v1 client on Direct and a fresh namespace

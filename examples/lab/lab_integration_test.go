@@ -22,6 +22,7 @@ func TestIntegrationLab(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(proxy.Close)
 	lab := newLocalLab(env, proxy, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, lab.prepare(t.Context()))
 
 	var results []result
 	for _, s := range scenarios() {

@@ -58,6 +58,12 @@ func main() {
 		stop()
 		os.Exit(1)
 	}
+	if err := lab.prepare(ctx); err != nil {
+		log.Error("preparing the cluster", "err", err)
+		cleanup()
+		stop()
+		os.Exit(1)
+	}
 	results := runAll(ctx, lab, selected, os.Stdout)
 	cleanup()
 	writeTable(os.Stdout, results)

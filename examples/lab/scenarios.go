@@ -16,12 +16,12 @@ func scenarios() []Scenario {
 
 		// The controller's patterns.
 		identicalUpdates(),
-		callbackOrder(),
 		sameKeyDedup(),
 		queuePerProcess(),
 		conflictRetry(),
 		failingReconcile(),
 		crdMissing(),
+		callbackOrder(), // last of these: the later, the likelier the garbage collector knows Foos (see Lab.prepare)
 
 		// The wire and the faults.
 		watchWire(),
