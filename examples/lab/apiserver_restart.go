@@ -85,7 +85,7 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	keys := inf.Indexer().ListKeys()
 	slices.Sort(keys)
 	want := []string{ns + "/after-restart", ns + "/before-restart", ns + "/cm-0", ns + "/cm-1", ns + "/cm-2"}
-	r.See("back-offs while it was down: %d; relists: %d (%s); LISTs after the restart: %d, at %s", backoffs, len(relists), reasons(relists), len(lists), listRVs(lists))
+	r.See("back-offs while it was down: %d; relists: %d (%s); LISTs after the restart: %d, at %s", backoffs, len(relists), reasonsOf(relists), len(lists), listRVs(lists))
 	r.See("the informer caught up %s after the restart began", recovered.Round(time.Millisecond))
 
 	r.Check("the restart ended the watch", count(after, func(e trace.Event) bool { return e.Kind == trace.WatchEnded }) > 0, "watch ended events: %d",
@@ -98,7 +98,7 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Check("the cache holds exactly the server's objects afterwards", slices.Equal(keys, want), "%s", joinKeys(keys))
 	how := fmt.Sprintf("re-watched from rv=%s without listing", lastRV)
 	if len(lists) > 0 {
-		how = fmt.Sprintf("relisted at rv=%s after %s", listRVs(lists), reasons(relists))
+		how = fmt.Sprintf("relisted at rv=%s after %s", listRVs(lists), reasonsOf(relists))
 	}
 	r.Answer = fmt.Sprintf("it backed off %d time(s) while the apiserver was down, then %s; the cache caught up %s after the restart began",
 		backoffs, how, recovered.Round(time.Millisecond))

@@ -13,9 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
-	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
 	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
-	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -54,23 +52,12 @@ type phasedCall struct {
 // lists every handler call for its namespace, phase by phase.
 func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	apps, err := lab.Apps()
+	apps, foos, ns, err := beginFoos(ctx, lab, "callback-order")
 	if err != nil {
 		return nil, err
 	}
-	foos, err := fooclient.NewClient(lab.Direct, fooclient.Options{})
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "callback-order")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := crd.InstallCRD(ctx, lab.Direct, artifacts.CRD(), crd.Options{}); err != nil {
-		return nil, err
-	}
-	crdAt := time.Now()
-	r.Do("install the Foo CRD (crd.InstallCRD) and wait until it is Established")
+	crdAt := lab.fooCRDAt
+	r.Do("(the lab installed the Foo CRD when it started, %s ago)", time.Since(crdAt).Round(time.Second))
 
 	tracer, rec := newRecorder()
 	stop, err := runFooController(ctx, lab.Watched, tracer)

@@ -136,20 +136,11 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	r.See("the delete handler heard: %s", joinKeys(heard))
 
 	r.Check("the informer tried to resume from its last resourceVersion", rewatchedFromLast > 0, "%d watch(es) from rv=%s", rewatchedFromLast, lastRV)
-	r.Check("the server answered 410 Gone and the reflector relisted", len(relists) > 0 && containsAll(relists[0].Reason, "410"), "relist reasons: %s", reasons(relists))
+	r.Check("the server answered 410 Gone and the reflector relisted", len(relists) > 0 && containsAll(relists[0].Reason, "410"), "relist reasons: %s", reasonsOf(relists))
 	r.Check("the relist's Replace inferred one deletion", tombstones == 1, "%d tombstone(s) in %d Replace(s)", tombstones, len(replaced))
 	r.Check("the handler heard pt-1's deletion as a tombstone, not as a watch event", len(heard) == 1 && containsAll(heard[0], ns+"/pt-1", "tombstone"), "%s", joinKeys(heard))
 	r.Check("pt-1 left the cache", !stillCached, "still cached: %v", stillCached)
 	r.Answer = fmt.Sprintf("the re-watch from rv=%s got 410 Gone, the reflector relisted, and the handler got pt-1's delete as a DeletedFinalStateUnknown tombstone (%d relist reason(s): %s)",
-		lastRV, len(relists), reasons(relists))
+		lastRV, len(relists), reasonsOf(relists))
 	return r, nil
-}
-
-// reasons joins the events' reasons.
-func reasons(events []trace.Event) string {
-	var out []string
-	for _, e := range events {
-		out = append(out, e.Reason)
-	}
-	return joinKeys(out)
 }

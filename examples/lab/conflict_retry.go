@@ -261,16 +261,12 @@ func runConflictRetry(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.Do("POST ConfigMaps in-place and requeue into %s", ns)
 
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, tracer, rec, inf := o.factory, o.tracer, o.rec, o.SharedIndexInformer
 	// The lagging watch, made deterministic: the competitor's version of "requeue"
 	// waits at the informer's door (its transform, which runs before the object is
 	// queued for the cache) until the gate opens.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -123,4 +124,17 @@ func listedBoth(rec *trace.Recorder) func() bool {
 		return count(evs, func(e trace.Event) bool { return e.Source == "foos" }) > 0 &&
 			count(evs, func(e trace.Event) bool { return e.Source == "deployments" }) > 0
 	}
+}
+
+// beginFoos is how the foo-controller scenarios start: an apps/v1 client and a Foo
+// client on Direct, and a fresh namespace named for prefix.
+func beginFoos(ctx context.Context, lab *Lab, prefix string) (apps *rest.RESTClient, foos *fooclient.Client, ns string, err error) {
+	if apps, err = lab.Apps(); err != nil {
+		return nil, nil, "", err
+	}
+	if foos, err = fooclient.NewClient(lab.Direct, fooclient.Options{}); err != nil {
+		return nil, nil, "", err
+	}
+	ns, err = lab.Namespace(ctx, prefix)
+	return apps, foos, ns, err
 }

@@ -161,16 +161,12 @@ func runFailingReconcile(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, tracer, rec, inf := o.factory, o.tracer, o.rec, o.SharedIndexInformer
 	flaky, sticky := ns+"/flaky", ns+"/no-forget"
 	c := &flakyCtl{tracer: tracer, forget: map[string]bool{flaky: true},
 		queue:    workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[string]{Options: workqueue.Options{Name: "flaky", Tracer: tracer}}),

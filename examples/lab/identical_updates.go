@@ -207,16 +207,12 @@ func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.Do("POST ConfigMaps in-1, in-2, in-3 (data value=1,2,3) and an empty %s into %s", summaryName, ns)
 
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, tracer, rec, inf := o.factory, o.tracer, o.rec, o.SharedIndexInformer
 	c := &oneShot{inf: inf, core: core, tracer: tracer, ns: ns,
 		queue: workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[string]{Options: workqueue.Options{Name: "one-shot", Tracer: tracer}})}
 	enqueue := func() { c.queue.Add(oneShotKey) }

@@ -13,15 +13,15 @@ import (
 // observed is an informer a scenario watches, with the trace of everything it did.
 type observed[T indexer.Object] struct {
 	*informer.SharedIndexInformer[T]
-	rec  *trace.Recorder
-	stop func() // shuts the factory down and waits for it
+	factory *informer.Factory
+	tracer  *trace.Tracer
+	rec     *trace.Recorder
 }
 
-// startObserved builds a traced informer for res on cfg (lab.Watched unless the
-// scenario needs otherwise), lets register add handlers before it starts, starts it
-// and waits for its cache. The caller defers stop.
-func startObserved[T indexer.Object](ctx context.Context, lab *Lab, cfg *rest.Config, res informer.Resource,
-	opts informer.FactoryOptions, register func(*informer.SharedIndexInformer[T]) error) (*observed[T], error) {
+// newObserved builds a traced factory on cfg (lab.Watched unless the scenario needs
+// otherwise) and its informer for res, not started yet: the caller adds handlers,
+// then starts it (start, or factory.Start). The caller defers stop.
+func newObserved[T indexer.Object](lab *Lab, cfg *rest.Config, res informer.Resource, opts informer.FactoryOptions) (*observed[T], error) {
 	tracer, rec := newRecorder()
 	f, err := lab.factoryOn(cfg, tracer, opts)
 	if err != nil {
@@ -29,16 +29,36 @@ func startObserved[T indexer.Object](ctx context.Context, lab *Lab, cfg *rest.Co
 	}
 	inf, err := informer.For[T](f, res)
 	if err != nil {
+		f.Shutdown()
+		return nil, err
+	}
+	return &observed[T]{SharedIndexInformer: inf, factory: f, tracer: tracer, rec: rec}, nil
+}
+
+// start starts the factory and waits for the informer's cache.
+func (o *observed[T]) start(ctx context.Context) error {
+	o.factory.Start(ctx)
+	return informer.WaitForCacheSync(ctx, o.SharedIndexInformer)
+}
+
+// stop shuts the factory down and waits for its informers.
+func (o *observed[T]) stop() { o.factory.Shutdown() }
+
+// startObserved is newObserved, then register (to add handlers before the informer
+// starts), then start. The caller defers stop.
+func startObserved[T indexer.Object](ctx context.Context, lab *Lab, cfg *rest.Config, res informer.Resource,
+	opts informer.FactoryOptions, register func(*informer.SharedIndexInformer[T]) error) (*observed[T], error) {
+	o, err := newObserved[T](lab, cfg, res, opts)
+	if err != nil {
 		return nil, err
 	}
 	if register != nil {
-		if err := register(inf); err != nil {
+		if err := register(o.SharedIndexInformer); err != nil {
+			o.stop()
 			return nil, err
 		}
 	}
-	f.Start(ctx)
-	o := &observed[T]{SharedIndexInformer: inf, rec: rec, stop: f.Shutdown}
-	if err := informer.WaitForCacheSync(ctx, inf); err != nil {
+	if err := o.start(ctx); err != nil {
 		o.stop()
 		return nil, err
 	}

@@ -53,6 +53,9 @@ type Lab struct {
 	proxy *testenv.Proxy // nil on $KUBECONFIG
 	log   *slog.Logger
 
+	// fooCRDAt is when prepare saw the Foo CRD Established.
+	fooCRDAt time.Time
+
 	mu         sync.Mutex // guards namespaces
 	namespaces []string   // created by the running scenario; guarded by mu
 }
@@ -143,6 +146,7 @@ func (l *Lab) prepare(ctx context.Context) error {
 	if _, err := crd.InstallCRD(ctx, l.Direct, artifacts.CRD(), crd.Options{}); err != nil {
 		return fmt.Errorf("installing the Foo CRD: %w", err)
 	}
+	l.fooCRDAt = time.Now()
 	return nil
 }
 
@@ -318,4 +322,13 @@ func errText(err error) string {
 		return "nil"
 	}
 	return err.Error()
+}
+
+// reasonsOf joins the events' reasons: "new, deduplicated".
+func reasonsOf(events []trace.Event) string {
+	var out []string
+	for _, e := range events {
+		out = append(out, e.Reason)
+	}
+	return joinKeys(out)
 }

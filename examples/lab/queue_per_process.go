@@ -11,9 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
-	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
-	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
-	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -47,22 +44,10 @@ type instance struct {
 // each did.
 func runQueuePerProcess(ctx context.Context, lab *Lab) (*Report, error) {
 	r := &Report{}
-	apps, err := lab.Apps()
+	apps, foos, ns, err := beginFoos(ctx, lab, "queue-per-process")
 	if err != nil {
 		return nil, err
 	}
-	foos, err := fooclient.NewClient(lab.Direct, fooclient.Options{})
-	if err != nil {
-		return nil, err
-	}
-	ns, err := lab.Namespace(ctx, "queue-per-process")
-	if err != nil {
-		return nil, err
-	}
-	if _, err := crd.InstallCRD(ctx, lab.Direct, artifacts.CRD(), crd.Options{}); err != nil {
-		return nil, err
-	}
-	r.Do("install the Foo CRD (crd.InstallCRD) and wait until it is Established")
 
 	var insts []*instance
 	defer func() {

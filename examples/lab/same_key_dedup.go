@@ -151,16 +151,12 @@ func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
 	key := ns + "/g"
 	r.Do("POST ConfigMaps a and b (data v=1) into %s, both labelled %s=g: the handler maps either to the workqueue key %s", ns, groupLabel, key)
 
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, tracer, rec, inf := o.factory, o.tracer, o.rec, o.SharedIndexInformer
 	q := workqueue.NewQueue[string](workqueue.Options{Name: "groups", Tracer: tracer})
 	enqueue := func(cm *corev1.ConfigMap) {
 		to := cm.Namespace + "/" + cm.Labels[groupLabel]
@@ -276,24 +272,15 @@ func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
 	r.See("Adds of %s in all: %d (new %d, deduplicated %d, dirty %d); syncs: %d", key, len(all), reasons["new"], reasons["deduplicated"], reasons["dirty"], syncs)
 
 	r.Check("case 1: the second Add found the key waiting and was deduplicated", len(adds1) == 2 && adds1[0].Reason == "new" && adds1[1].Reason == "deduplicated" && waiting == 1,
-		"Adds: %s; queue length before the sync %d", addReasons(adds1), waiting)
+		"Adds: %s; queue length before the sync %d", reasonsOf(adds1), waiting)
 	r.Check("case 1: one sync saw both changes", one.seen["a"] == "2" && one.seen["b"] == "2", "it saw %s", one)
 	r.Check("case 2: the Add during processing marked the key dirty, and Done queued it again",
 		len(adds2) == 2 && adds2[0].Reason == "new" && adds2[1].Reason == "dirty" && doneRequeued == 1 && requeued == 1,
-		"Adds: %s; Done requeued: %d; queue length after Done %d", addReasons(adds2), doneRequeued, requeued)
+		"Adds: %s; Done requeued: %d; queue length after Done %d", reasonsOf(adds2), doneRequeued, requeued)
 	r.Check("case 2: the first sync saw a's old value, the second its new one", first.seen["a"] == "2" && second.seen["a"] == "3" && second.seen["b"] == "3",
 		"first %s, then %s", first, second)
 	r.Answer = fmt.Sprintf("never at random: changes that arrive while the key waits cost one sync (case 1: 2 Adds, the second deduplicated, 1 sync saw both); "+
 		"a change that arrives while the key is processing costs one more, after Done (case 2: dirty, requeued, 2 syncs, the second saw v=%s); "+
 		"in all %d Adds, %d syncs", second.seen["a"], len(all), syncs)
 	return r, nil
-}
-
-// addReasons lists the Reasons of Added events: "new, deduplicated".
-func addReasons(events []trace.Event) string {
-	var rs []string
-	for _, e := range events {
-		rs = append(rs, e.Reason)
-	}
-	return joinKeys(rs)
 }

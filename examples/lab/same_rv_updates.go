@@ -150,16 +150,12 @@ func runSameRVUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.Do("POST ConfigMap source {color: blue} (watched) and two unwatched, unlabelled ConfigMaps mirror-filtered and mirror-unfiltered into %s", ns)
 
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{ResyncPeriod: resyncEvery})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{ResyncPeriod: resyncEvery})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, tracer, rec, inf := o.factory, o.tracer, o.rec, o.SharedIndexInformer
 	ctrls := []*mirrorController{
 		{name: "filtered", filter: true, target: "mirror-filtered"},
 		{name: "unfiltered", target: "mirror-unfiltered"},
