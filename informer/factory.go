@@ -36,10 +36,11 @@ type FactoryOptions struct {
 	Protobuf bool
 	// ResyncPeriod is every informer's default handler resync period.
 	ResyncPeriod time.Duration
-	// Queue, WatchList: passed to every informer.
-	Queue     QueueKind
-	WatchList bool
-	Logger    *slog.Logger
+	// Queue, WatchList, BacklogWarning, Logger: passed to every informer (see Options).
+	Queue          QueueKind
+	WatchList      bool
+	BacklogWarning int
+	Logger         *slog.Logger
 	// Tracer is passed to every informer the factory builds, and by each informer to
 	// its reflector, queue and handlers: one option traces the whole pipeline. Nil:
 	// off. See package trace.
@@ -123,13 +124,14 @@ func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], e
 		return nil, err
 	}
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
-		Name:         res.GVR.Resource,
-		ResyncPeriod: f.opts.ResyncPeriod,
-		Indexers:     indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
-		Queue:        f.opts.Queue,
-		WatchList:    f.opts.WatchList,
-		Logger:       f.opts.Logger,
-		Tracer:       f.opts.Tracer,
+		Name:           res.GVR.Resource,
+		ResyncPeriod:   f.opts.ResyncPeriod,
+		Indexers:       indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
+		Queue:          f.opts.Queue,
+		WatchList:      f.opts.WatchList,
+		BacklogWarning: f.opts.BacklogWarning,
+		Logger:         f.opts.Logger,
+		Tracer:         f.opts.Tracer,
 	})
 	f.informers[key] = inf
 	return inf, nil

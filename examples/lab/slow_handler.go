@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -53,24 +52,15 @@ func runSlowHandler(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.Do("POST %d ConfigMaps into %s", burstConfigMaps, ns)
 
-	// Why not lab.Factory: the Factory does not set BacklogWarning or a per-informer
-	// Logger; this builds the same informer as informer.For does, with both.
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
-	if err != nil {
-		return nil, err
-	}
-	lw, err := reflector.NewListerWatcherForConfig[*corev1.ConfigMap](lab.Watched, corev1.SchemeGroupVersion, reflector.ListWatchOptions{
-		Resource: "configmaps", Namespace: ns, LabelSelector: labLabel, Scheme: scheme,
-	})
-	if err != nil {
-		return nil, err
-	}
-	tracer, rec := newRecorder()
 	logs := &lockedBuffer{}
-	inf := informer.NewSharedIndexInformer(lw, informer.Options[*corev1.ConfigMap]{
-		Name: "configmaps", BacklogWarning: backlogWarnAt, Tracer: tracer,
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{
+		BacklogWarning: backlogWarnAt,
+		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
+	if err != nil {
+		return nil, err
+	}
+	inf, rec := o.SharedIndexInformer, o.rec
 
 	runCtx, cancel := context.WithCancel(ctx)
 	gate := make(chan struct{})
@@ -102,19 +92,14 @@ func runSlowHandler(ctx context.Context, lab *Lab) (*Report, error) {
 		cancel()
 		return nil, err
 	}
-	done := make(chan struct{})
-	// Owner: this scenario. Exits when runCtx is cancelled (deferred below).
-	go func() {
-		defer close(done)
-		inf.Run(runCtx)
-	}()
+	o.factory.Start(runCtx)
 	opened := false
 	defer func() {
 		if !opened {
 			close(gate)
 		}
 		cancel()
-		<-done
+		o.stop()
 	}()
 	if err := informer.WaitForCacheSync(ctx, inf, fastReg, slowReg); err != nil {
 		return nil, err
