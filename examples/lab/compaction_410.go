@@ -57,8 +57,7 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 			}
 			deletes = append(deletes, obj.Namespace+"/"+obj.Name+" (watch event)")
 		}}
-	res := informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("podtemplates"), Namespace: ns, LabelSelector: labLabel}
-	inf, err := startObserved(ctx, lab, lab.Watched, res, informer.FactoryOptions{}, func(inf *informer.SharedIndexInformer[*corev1.PodTemplate]) error {
+	inf, err := startObserved(ctx, lab, lab.Watched, labelled(ns, "podtemplates"), informer.FactoryOptions{}, func(inf *informer.SharedIndexInformer[*corev1.PodTemplate]) error {
 		_, err := inf.AddEventHandlerWithOptions(onDelete, informer.HandlerOptions{Name: "onDelete"})
 		return err
 	})

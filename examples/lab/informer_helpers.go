@@ -22,12 +22,6 @@ import (
 	"github.com/kubeinternals/informers/workqueue"
 )
 
-// labelled is the informer.Resource of the lab's objects of a core/v1 resource
-// ("secrets", "podtemplates") in ns: like configMaps, only what carries labLabel.
-func labelled(ns, resource string) informer.Resource {
-	return informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource(resource), Namespace: ns, LabelSelector: labLabel}
-}
-
 // lockedBuffer collects a logger's output. Why the lock: slog handlers write from
 // the goroutines that log (listeners, the reflector) while the scenario reads.
 type lockedBuffer struct {
@@ -49,11 +43,7 @@ func (l *lockedBuffer) linesWith(substrs ...string) []string {
 	l.mu.Unlock()
 	var out []string
 	for line := range strings.Lines(text) {
-		keep := true
-		for _, s := range substrs {
-			keep = keep && strings.Contains(line, s)
-		}
-		if keep {
+		if containsAll(line, substrs...) {
 			out = append(out, strings.TrimRight(line, "\n"))
 		}
 	}

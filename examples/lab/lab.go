@@ -272,10 +272,14 @@ func await(ctx context.Context, within time.Duration, what string, cond func() b
 // label see only the scenario's own objects, so their counts are exact.
 const labLabel = "kubeinternals.io/lab"
 
-// configMaps is the informer.Resource of the lab's ConfigMaps in ns.
-func configMaps(ns string) informer.Resource {
-	return informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: ns, LabelSelector: labLabel}
+// labelled is the informer.Resource of the lab's objects of a core/v1 resource
+// ("secrets", "podtemplates") in ns: only what carries labLabel.
+func labelled(ns, resource string) informer.Resource {
+	return informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource(resource), Namespace: ns, LabelSelector: labLabel}
 }
+
+// configMaps is the informer.Resource of the lab's ConfigMaps in ns.
+func configMaps(ns string) informer.Resource { return labelled(ns, "configmaps") }
 
 // configMap is a ConfigMap in ns, labelled labLabel, with data k=v.
 func configMap(ns, name string, data ...string) *corev1.ConfigMap {
