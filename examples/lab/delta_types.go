@@ -40,19 +40,15 @@ func runDeltaTypes(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tracer, rec := newRecorder()
 	// Why the handler is due at every relist: its period equals the informer's check
 	// period, and the reflector restarts its resync timer after each check, so every
 	// check finds the handler due (informer/processor.go shouldResync).
-	f, err := lab.Factory(tracer, informer.FactoryOptions{ResyncPeriod: resyncEvery})
+	o, err := newObserved[*corev1.PodTemplate](lab, lab.Watched, labelled(ns, "podtemplates"), informer.FactoryOptions{ResyncPeriod: resyncEvery})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.PodTemplate](f, labelled(ns, "podtemplates"))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, rec, inf := o.factory, o.rec, o.SharedIndexInformer
 	calls := &callRecorder[*corev1.PodTemplate]{}
 	reg, err := inf.AddEventHandlerWithOptions(calls.handler(), informer.HandlerOptions{Name: "recorder"})
 	if err != nil {

@@ -46,16 +46,12 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tracer, rec := newRecorder()
-	f, err := lab.Factory(tracer, informer.FactoryOptions{})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	cms, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, rec, cms := o.factory, o.rec, o.SharedIndexInformer
 	reg, err := cms.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{}, informer.HandlerOptions{Name: "noop"})
 	if err != nil {
 		return nil, err

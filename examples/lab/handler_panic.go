@@ -38,17 +38,14 @@ func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tracer, rec := newRecorder()
 	logs := &lockedBuffer{}
-	f, err := lab.Factory(tracer, informer.FactoryOptions{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns),
+		informer.FactoryOptions{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
 	if err != nil {
 		return nil, err
 	}
-	defer f.Shutdown()
-	inf, err := informer.For[*corev1.ConfigMap](f, configMaps(ns))
-	if err != nil {
-		return nil, err
-	}
+	defer o.stop()
+	f, rec, inf := o.factory, o.rec, o.SharedIndexInformer
 	const poison = "poison"
 	fragile, steady := &callRecorder[*corev1.ConfigMap]{}, &callRecorder[*corev1.ConfigMap]{}
 	fh := fragile.handler()
