@@ -75,20 +75,32 @@ func (l *requestLog) matching(method, suffix string) []request {
 // codes counts requests by status code, in the order each code first appeared:
 // "201 Created ×1, 409 Conflict ×1".
 func codes(reqs []request) string {
-	n := map[int]int{}
-	var order []int
-	for _, r := range reqs {
-		if n[r.Code] == 0 {
-			order = append(order, r.Code)
+	return tally(reqs, func(r request) string { return fmt.Sprintf("%d %s", r.Code, http.StatusText(r.Code)) })
+}
+
+// methods counts requests by method, in the order each first appeared: "PUT ×2, GET ×1".
+func methods(reqs []request) string {
+	return tally(reqs, func(r request) string { return r.Method })
+}
+
+// tally counts items by label, in the order each label first appeared:
+// "a ×2, b ×1"; "none" for no items.
+func tally[T any](items []T, label func(T) string) string {
+	n := map[string]int{}
+	var order []string
+	for _, it := range items {
+		l := label(it)
+		if n[l] == 0 {
+			order = append(order, l)
 		}
-		n[r.Code]++
+		n[l]++
 	}
-	var parts []string
-	for _, c := range order {
-		parts = append(parts, fmt.Sprintf("%d %s ×%d", c, http.StatusText(c), n[c]))
-	}
-	if len(parts) == 0 {
+	if len(order) == 0 {
 		return "none"
+	}
+	parts := make([]string, len(order))
+	for i, l := range order {
+		parts[i] = fmt.Sprintf("%s ×%d", l, n[l])
 	}
 	return strings.Join(parts, ", ")
 }
