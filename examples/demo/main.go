@@ -19,8 +19,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/examples/internal/cluster"
 	"github.com/kubeinternals/informers/examples/internal/kube"
-	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 func main() {
@@ -49,23 +49,15 @@ func run(ctx context.Context, log *slog.Logger) error {
 // clusterConfig returns the cluster in $KUBECONFIG, or starts the embedded one; cleanup
 // stops what it started.
 func clusterConfig(ctx context.Context, log *slog.Logger) (*rest.Config, func(), error) {
-	if os.Getenv("KUBECONFIG") != "" {
-		cfg, src, err := kube.LoadConfig("")
-		if err != nil {
-			return nil, nil, err
-		}
-		log.Info("step 0: using the cluster in $KUBECONFIG", "server", cfg.Host, "from", src.String())
-		return cfg, func() {}, nil
-	}
-	log.Info("step 0: starting the embedded local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)")
-	start := time.Now()
-	env, err := testenv.Launch(ctx, testenv.Options{Profile: testenv.Cluster})
+	log.Info("step 0: a cluster to run on")
+	c, err := cluster.Start(ctx, cluster.Options{Logger: log})
 	if err != nil {
 		return nil, nil, fmt.Errorf("step 0: %w", err)
 	}
-	log.Info("step 0: local cluster ready", "after", time.Since(start).Round(time.Millisecond), "server", env.Config.Host)
-	return env.Config, func() {
-		log.Info("stopping the embedded local cluster")
-		env.Stop()
+	return c.Direct, func() {
+		if c.Local {
+			log.Info("stopping the embedded local cluster")
+		}
+		c.Stop()
 	}, nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,11 +15,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
+	"github.com/kubeinternals/informers/examples/internal/cluster"
 	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/testenv"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
@@ -35,23 +33,11 @@ import (
 // the lab uses PodTemplates.
 var labAPIServerFlags = []string{"--watch-cache-sizes=podtemplates#0"}
 
-// ErrNeedsLocalControlPlane is returned by the fault methods on a $KUBECONFIG cluster.
-var ErrNeedsLocalControlPlane = errors.New("needs the local control plane (unset KUBECONFIG)")
-
-// Lab is the cluster the scenarios run on, with the faults it can inject.
+// Lab is the cluster the scenarios run on, with the faults it can inject (Cut,
+// Refuse, CompactEtcd, RestartAPIServer), and the namespaces a scenario made.
 type Lab struct {
-	// Watched is the config for the informers a scenario observes. On the local
-	// cluster it goes through a proxy that Cut and Refuse act on.
-	Watched *rest.Config
-	// Direct is the config for the scenario's own requests (creating and changing
-	// objects), which must work while the watched connections are cut or refused.
-	Direct *rest.Config
-	// Local is true on the embedded control plane, where faults can be injected.
-	Local bool
-
-	env   *testenv.Env   // nil on $KUBECONFIG
-	proxy *testenv.Proxy // nil on $KUBECONFIG
-	log   *slog.Logger
+	*cluster.Cluster
+	log *slog.Logger
 
 	// fooCRDAt is when prepare saw the Foo CRD Established.
 	fooCRDAt time.Time
@@ -60,46 +46,17 @@ type Lab struct {
 	namespaces []string   // created by the running scenario; guarded by mu
 }
 
-// startLab starts the embedded local cluster (Cluster profile), or uses the cluster in
-// $KUBECONFIG. stop stops what it started.
+// startLab starts the embedded local cluster with the lab's flags, or uses the
+// cluster in $KUBECONFIG. stop stops what it started.
 func startLab(ctx context.Context, log *slog.Logger) (lab *Lab, stop func(), err error) {
-	if os.Getenv("KUBECONFIG") != "" {
-		cfg, src, err := kube.LoadConfig("")
-		if err != nil {
-			return nil, nil, err
-		}
-		log.Info("using the cluster in $KUBECONFIG; scenarios that inject faults are skipped", "server", cfg.Host, "from", src.String())
-		return &Lab{Watched: cfg, Direct: unthrottled(cfg), log: log}, func() {}, nil
-	}
-	log.Info("starting the embedded local cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)")
-	start := time.Now()
-	env, err := testenv.Launch(ctx, testenv.Options{Profile: testenv.Cluster, APIServerFlags: labAPIServerFlags})
+	c, err := cluster.Start(ctx, cluster.Options{APIServerFlags: labAPIServerFlags, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	proxy, err := testenv.StartProxy(env.Config.Host)
-	if err != nil {
-		env.Stop()
-		return nil, nil, err
+	if !c.Local {
+		log.Info("scenarios that inject faults are skipped")
 	}
-	log.Info("local cluster ready", "after", time.Since(start).Round(time.Millisecond), "server", env.Config.Host, "proxy", proxy.Addr())
-	return newLocalLab(env, proxy, log), func() {
-		proxy.Close()
-		env.Stop()
-	}, nil
-}
-
-func newLocalLab(env *testenv.Env, proxy *testenv.Proxy, log *slog.Logger) *Lab {
-	return &Lab{Watched: proxy.Config(env.Config), Direct: unthrottled(env.Config), Local: true, env: env, proxy: proxy, log: log}
-}
-
-// unthrottled copies cfg with a client-side rate limit high enough for a scenario's
-// bursts of writes. Why: rest.Config's zero QPS means 5 requests per second, which
-// would make creating a few hundred objects take a minute.
-func unthrottled(cfg *rest.Config) *rest.Config {
-	c := rest.CopyConfig(cfg)
-	c.QPS, c.Burst = 200, 400
-	return c
+	return &Lab{Cluster: c, log: log}, c.Stop, nil
 }
 
 // Namespace creates a fresh namespace named after prefix (the server adds a
@@ -190,41 +147,6 @@ func (l *Lab) factoryOn(cfg *rest.Config, tracer *trace.Tracer, opts informer.Fa
 	}
 	opts.Tracer = tracer
 	return informer.NewFactory(cfg, opts), nil
-}
-
-// Cut closes every connection the watched informers have open, as a network failure
-// would, and returns how many there were.
-func (l *Lab) Cut() (int, error) {
-	if !l.Local {
-		return 0, ErrNeedsLocalControlPlane
-	}
-	return l.proxy.Cut(), nil
-}
-
-// Refuse makes the apiserver unreachable for the watched informers until the
-// returned function is called: their connections are cut and new ones refused.
-func (l *Lab) Refuse() (accept func() error, err error) {
-	if !l.Local {
-		return nil, ErrNeedsLocalControlPlane
-	}
-	l.proxy.Refuse()
-	return l.proxy.Accept, nil
-}
-
-// CompactEtcd compacts etcd's history up to now and returns the revision.
-func (l *Lab) CompactEtcd(ctx context.Context) (int64, error) {
-	if !l.Local {
-		return 0, ErrNeedsLocalControlPlane
-	}
-	return l.env.CompactEtcd(ctx)
-}
-
-// RestartAPIServer stops kube-apiserver and starts it again on the same etcd.
-func (l *Lab) RestartAPIServer(ctx context.Context) error {
-	if !l.Local {
-		return ErrNeedsLocalControlPlane
-	}
-	return l.env.RestartAPIServer(ctx)
 }
 
 // newRecorder returns a tracer recording every event, and the recorder.

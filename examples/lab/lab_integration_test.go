@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/examples/internal/cluster"
 )
 
 // TestIntegrationLab runs every scenario on one local cluster, as `make lab` does, and
@@ -17,11 +17,8 @@ import (
 //
 //	go test ./examples/lab -run 'TestIntegrationLab/watch-cut' -v
 func TestIntegrationLab(t *testing.T) {
-	env := testenv.Start(t, testenv.Options{Profile: testenv.Cluster, APIServerFlags: labAPIServerFlags})
-	proxy, err := testenv.StartProxy(env.Config.Host)
-	require.NoError(t, err)
-	t.Cleanup(proxy.Close)
-	lab := newLocalLab(env, proxy, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := cluster.ForTest(t, cluster.Options{APIServerFlags: labAPIServerFlags})
+	lab := &Lab{Cluster: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	require.NoError(t, lab.prepare(t.Context()))
 
 	var results []result

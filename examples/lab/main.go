@@ -24,6 +24,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/kubeinternals/informers/examples/internal/cluster"
 	"github.com/kubeinternals/informers/examples/internal/kube"
 )
 
@@ -114,7 +115,7 @@ func runAll(ctx context.Context, lab *Lab, scenarios []Scenario, w io.Writer) []
 // run runs one scenario with its own timeout and cleans up the namespaces it made.
 func run(ctx context.Context, lab *Lab, s Scenario) result {
 	if s.Fault != "" && !lab.Local {
-		return result{scenario: s, skipped: s.Fault + " " + ErrNeedsLocalControlPlane.Error()}
+		return result{scenario: s, skipped: s.Fault + " " + cluster.ErrNeedsLocalControlPlane.Error()}
 	}
 	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 	defer cancel()
