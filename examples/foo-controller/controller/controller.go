@@ -62,6 +62,8 @@ type Options struct {
 	// "foos", the Deployment informer "deployments", the handlers "enqueueFoo" and
 	// "handleDeployment".
 	Tracer *trace.Tracer
+	// Hooks let an experiment fail syncs or slow handlers (see Hooks).
+	Hooks Hooks
 }
 
 // Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
@@ -69,6 +71,7 @@ type Options struct {
 type Controller struct {
 	log          *slog.Logger
 	tracer       *trace.Tracer
+	hooks        Hooks
 	workers      int
 	drainTimeout time.Duration
 
@@ -94,7 +97,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if cfg == nil {
 		return nil, errors.New("controller: nil *rest.Config")
 	}
-	c := &Controller{log: opts.Logger, tracer: opts.Tracer, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
+	c := &Controller{log: opts.Logger, tracer: opts.Tracer, hooks: opts.Hooks, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -141,17 +144,10 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if c.deployments, err = informer.For[*appsv1.Deployment](c.depFactory, informer.Resource{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}); err != nil {
 		return nil, fmt.Errorf("controller: Deployment informer: %w", err)
 	}
-	if c.fooHandler, err = c.foos.AddEventHandlerWithOptions(informer.HandlerFuncs[*v1alpha1.Foo]{
-		AddFunc:    func(foo *v1alpha1.Foo, _ bool) { c.enqueueFoo(foo) },
-		UpdateFunc: func(_, foo *v1alpha1.Foo) { c.enqueueFoo(foo) },
-	}, informer.HandlerOptions{Name: "enqueueFoo"}); err != nil {
+	if c.fooHandler, err = c.foos.AddEventHandlerWithOptions(c.fooHandlers(), informer.HandlerOptions{Name: FooHandler}); err != nil {
 		return nil, err
 	}
-	if c.depHandler, err = c.deployments.AddEventHandlerWithOptions(informer.HandlerFuncs[*appsv1.Deployment]{
-		AddFunc:    func(d *appsv1.Deployment, _ bool) { c.handleDeployment(d) },
-		UpdateFunc: c.onDeploymentUpdate,
-		DeleteFunc: c.onDeploymentDelete,
-	}, informer.HandlerOptions{Name: "handleDeployment"}); err != nil {
+	if c.depHandler, err = c.deployments.AddEventHandlerWithOptions(c.deploymentHandlers(), informer.HandlerOptions{Name: DeploymentHandler}); err != nil {
 		return nil, err
 	}
 
@@ -262,7 +258,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	// and never handed out again.
 	defer c.queue.Done(key)
 	start := time.Now()
-	err := c.sync(ctx, key)
+	err := c.syncHooked(ctx, key)
 	if c.tracer != nil {
 		c.tracer.Reconciled("foos", key.String(), time.Since(start), err)
 	}

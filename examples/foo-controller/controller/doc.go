@@ -32,6 +32,8 @@
 //  2. handlers.go — what each informer event enqueues; following an owner reference.
 //  3. sync.go — the reconcile: newDeployment, needsUpdate, the status update.
 //  4. deployments.go — the two Deployment writes, on a plain REST client.
+//  5. hooks.go — Hooks, for experiments that fail syncs or slow handlers, and the
+//     accessors an observer reads the caches through.
 //
 // # Differences from client-go (sample-controller)
 //

@@ -7,7 +7,41 @@ import (
 
 	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/informer"
 )
+
+// fooHandlers are the Foo informer's handlers: every add and update enqueues the Foo.
+func (c *Controller) fooHandlers() informer.HandlerFuncs[*v1alpha1.Foo] {
+	return informer.HandlerFuncs[*v1alpha1.Foo]{
+		AddFunc: func(foo *v1alpha1.Foo, _ bool) {
+			c.entered(FooHandler)
+			c.enqueueFoo(foo)
+		},
+		UpdateFunc: func(_, foo *v1alpha1.Foo) {
+			c.entered(FooHandler)
+			c.enqueueFoo(foo)
+		},
+	}
+}
+
+// deploymentHandlers are the Deployment informer's handlers: each follows the owner
+// reference to the Foo (see handleDeployment).
+func (c *Controller) deploymentHandlers() informer.HandlerFuncs[*appsv1.Deployment] {
+	return informer.HandlerFuncs[*appsv1.Deployment]{
+		AddFunc: func(d *appsv1.Deployment, _ bool) {
+			c.entered(DeploymentHandler)
+			c.handleDeployment(d)
+		},
+		UpdateFunc: func(oldDep, newDep *appsv1.Deployment) {
+			c.entered(DeploymentHandler)
+			c.onDeploymentUpdate(oldDep, newDep)
+		},
+		DeleteFunc: func(d *appsv1.Deployment, tombstone *indexer.DeletedFinalStateUnknown[*appsv1.Deployment]) {
+			c.entered(DeploymentHandler)
+			c.onDeploymentDelete(d, tombstone)
+		},
+	}
+}
 
 // enqueueFoo queues the Foo's key. Every Foo add and update lands here, resyncs
 // included: the periodic resync is what re-checks a Foo whose sync failed for a reason
