@@ -93,7 +93,7 @@ func TestSessionDrivesAPage(t *testing.T) {
 		require.JSONEq(t, `"go"`, string(id))
 	})
 
-	t.Run("a screenshot is a PNG of the window's size", func(t *testing.T) {
+	t.Run("a screenshot is a PNG of the viewport's size", func(t *testing.T) {
 		img, err := s.Screenshot(ctx)
 		require.NoError(t, err)
 		require.True(t, bytes.HasPrefix(img, []byte("\x89PNG\r\n\x1a\n")), "PNG signature, got % x", img[:min(8, len(img))])
@@ -151,6 +151,7 @@ func TestSessionDrivesAPage(t *testing.T) {
 			joined := strings.Join(seen, "\n")
 			return strings.Contains(joined, "boom-console") && strings.Contains(joined, "boom-uncaught")
 		}, 10*time.Second, 100*time.Millisecond, "seen: %q", seen)
+		t.Logf("console errors: %q", seen)
 	})
 }
 

@@ -191,8 +191,9 @@ func (s *Session) Screenshot(ctx context.Context) ([]byte, error) {
 type LogEntry struct {
 	// Level is "SEVERE" for the entries ConsoleErrors returns.
 	Level string `json:"level"`
-	// Message starts with where it came from, e.g. "http://127.0.0.1:1234/ 12:5
-	// Uncaught Error: boom" or `... "from console.error"`.
+	// Message is the script's location (a URL, or the source for scripts without
+	// one) and line:column, then the text, e.g. `javascript 2:80 Uncaught Error: boom`
+	// or `console-api 2:32 "boom"` (a console.error whose argument was "boom").
 	Message string `json:"message"`
 	// Source is "javascript" (uncaught exceptions), "console-api" (console.error),
 	// "network" (failed loads), among others.
