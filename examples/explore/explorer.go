@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/examples/internal/cluster"
+	"github.com/kubeinternals/informers/examples/internal/crd"
+	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// exploreAPIServerFlags turn off the watch cache for the two resources the
+// controller watches.
+//
+// Why: with a watch cache, a watch from an old resourceVersion is served from the
+// cache's window of recent events, whatever etcd has compacted, and "compact etcd"
+// would show nothing. Served straight from etcd, the next watch after a compaction
+// gets the 410 Gone that a busy cluster produces when the window moves on.
+var exploreAPIServerFlags = []string{"--watch-cache-sizes=deployments.apps#0,foos.samplecontroller.k8s.io#0"}
+
+// ringSize is how many trace events the hub keeps for new streams and journeys.
+const ringSize = 20000
+
+// explorer is the running explorer: the controller, traced into the hub, and the
+// server of the page.
+type explorer struct {
+	URL     string
+	hub     *hub
+	srv     *http.Server
+	done    chan struct{} // closed to end the event streams
+	served  chan error    // Serve's result
+	stopCtl func() error
+}
+
+// startExplorer installs the Foo CRD, starts foo-controller on c traced into a hub,
+// and serves the page on ln. Stop undoes it.
+func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log *slog.Logger) (x *explorer, err error) {
+	defer func() {
+		if err != nil {
+			ln.Close()
+		}
+	}()
+	if _, err := crd.InstallCRD(ctx, c.Direct, artifacts.CRD(), crd.Options{Logger: log}); err != nil {
+		return nil, fmt.Errorf("installing the Foo CRD: %w", err)
+	}
+	w, err := newLive(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var ctl *controller.Controller
+	h := newHub(layout{
+		Informers: []string{"foos", "deployments"},
+		Handlers:  []string{controller.FooHandler, controller.DeploymentHandler},
+		HandlerOf: map[string]string{controller.FooHandler: "foos", controller.DeploymentHandler: "deployments"},
+		Workers:   2,
+	}, ringSize, func() map[string]cacheSize {
+		return map[string]cacheSize{"foos": sizeOf(ctl.Foos().Indexer()), "deployments": sizeOf(ctl.Deployments().Indexer())}
+	})
+	ctl, err = controller.New(c.Watched, controller.Options{Workers: 2, Logger: log, Tracer: trace.New(h.Record), Hooks: w.hooks()})
+	if err != nil {
+		return nil, err
+	}
+	x = &explorer{hub: h, done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/"}
+	s, err := newServer(h, w, ln.Addr().String(), c.Local, x.done)
+	if err != nil {
+		return nil, err
+	}
+	ctlCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	ran := make(chan error, 1)
+	// Goroutine owned by the explorer: the controller; Stop cancels it and waits.
+	go func() { ran <- ctl.Run(ctlCtx) }()
+	x.stopCtl = func() error {
+		cancel()
+		return <-ran
+	}
+	x.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
+	// Goroutine owned by the explorer: the HTTP server; Stop shuts it down and waits.
+	go func() { x.served <- x.srv.Serve(ln) }()
+	return x, nil
+}
+
+// Stop ends the event streams, shuts the server down (waiting up to 10s for actions
+// in progress), then stops the controller.
+func (x *explorer) Stop() error {
+	close(x.done)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errShut := x.srv.Shutdown(ctx)
+	if err := <-x.served; !errors.Is(err, http.ErrServerClosed) {
+		errShut = errors.Join(errShut, err)
+	}
+	return errors.Join(errShut, x.stopCtl())
+}
+
+// sizeOf is a cache's object count and, per index, its number of values.
+func sizeOf[T indexer.Object](ix indexer.Indexer[T]) cacheSize {
+	s := cacheSize{Objects: len(ix.ListKeys()), Indices: map[string]int{}}
+	for name := range ix.GetIndexers() {
+		s.Indices[name] = len(ix.ListIndexFuncValues(name))
+	}
+	return s
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+// layout names the boxes the page draws, in order: the informers (by resource) and
+// the handlers (by name). Boxes for other sources appear after them when their first
+// event arrives.
+type layout struct {
+	Informers []string
+	Handlers  []string
+	// HandlerOf names the informer (resource) each handler is registered on.
+	HandlerOf map[string]string
+	Workers   int
+}
+
+// cacheSize is one informer's cache, read at snapshot time.
+type cacheSize struct {
+	Objects int
+	Indices map[string]int // index name → number of distinct values
+}
+
+// hub is the trace sink of the explorer: it keeps the most recent events in a ring,
+// folds every event into the pipeline's boxes, and wakes the page streams.
+//
+// Invariant: Record never blocks and never allocates per subscriber — it runs on the
+// pipeline's goroutines, sometimes under their locks (see trace.Sink). A stream that
+// falls behind loses the oldest events (it is told how many), never slows the pipeline.
+type hub struct {
+	layout layout
+	caches func() map[string]cacheSize // nil: no cache sizes
+
+	mu sync.Mutex
+	// ring holds the last len(ring) events; the event numbered seq is at
+	// ring[(seq-1)%len(ring)]. Guarded by mu, like everything below.
+	ring []trace.Event
+	last uint64 // number of the newest event; 0 before the first
+	pipe *pipeline
+	subs map[chan struct{}]struct{} // one per stream, buffered 1
+}
+
+// newHub returns a hub keeping the last capacity events.
+func newHub(l layout, capacity int, caches func() map[string]cacheSize) *hub {
+	h := &hub{layout: l, caches: caches, ring: make([]trace.Event, capacity), pipe: newPipeline(l.Workers), subs: map[chan struct{}]struct{}{}}
+	for _, name := range l.Informers {
+		h.pipe.informer(name)
+	}
+	for _, name := range l.Handlers {
+		h.pipe.handler(name).Informer = l.HandlerOf[name]
+	}
+	return h
+}
+
+// Record is the hub's trace.Sink.
+func (h *hub) Record(e trace.Event) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	h.mu.Lock()
+	h.last++
+	h.ring[(h.last-1)%uint64(len(h.ring))] = e
+	h.pipe.apply(e)
+	for c := range h.subs {
+		select {
+		case c <- struct{}{}:
+		default: // already woken; it will read this event with the others
+		}
+	}
+	h.mu.Unlock()
+}
+
+// subscribe returns a channel that receives a value whenever events arrive after
+// the last read, and the function that unsubscribes it.
+func (h *hub) subscribe() (wake <-chan struct{}, cancel func()) {
+	c := make(chan struct{}, 1)
+	h.mu.Lock()
+	h.subs[c] = struct{}{}
+	h.mu.Unlock()
+	return c, func() {
+		h.mu.Lock()
+		delete(h.subs, c)
+		h.mu.Unlock()
+	}
+}
+
+// numbered is an event with its number in the hub.
+type numbered struct {
+	Seq uint64
+	trace.Event
+}
+
+// since returns up to limit events numbered after seq, oldest first, and how many
+// events after seq have already left the ring (missed).
+func (h *hub) since(seq uint64, limit int) (events []numbered, missed uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	oldest := uint64(1)
+	if h.last > uint64(len(h.ring)) {
+		oldest = h.last - uint64(len(h.ring)) + 1
+	}
+	if seq+1 < oldest {
+		missed = oldest - (seq + 1)
+		seq = oldest - 1
+	}
+	for n := seq + 1; n <= h.last && len(events) < limit; n++ {
+		events = append(events, numbered{Seq: n, Event: h.ring[(n-1)%uint64(len(h.ring))]})
+	}
+	return events, missed
+}
+
+// newest is the number of the newest event.
+func (h *hub) newest() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.last
+}
+
+// snapshot is the pipeline's boxes now, with the caches' sizes.
+func (h *hub) snapshot() snapshot {
+	var sizes map[string]cacheSize
+	if h.caches != nil {
+		// Why outside mu: reading a cache takes its lock; the pipeline may hold that
+		// lock while it reports to Record, which takes mu.
+		sizes = h.caches()
+	}
+	h.mu.Lock()
+	s := h.pipe.snapshot(time.Now(), h.layout.Informers, h.layout.Handlers)
+	s.Events = h.last
+	h.mu.Unlock()
+	for i := range s.Informers {
+		if size, ok := sizes[s.Informers[i].Resource]; ok {
+			s.Informers[i].Indexer.Objects = size.Objects
+			s.Informers[i].Indexer.Indices = size.Indices
+		}
+	}
+	return s
+}
+
+// journey is every kept event about key, following the keys it caused work for
+// (trace.Journey), with the boxes they light up in the order they were first reached.
+func (h *hub) journey(key string) (events []numbered, boxes []string) {
+	all, _ := h.since(0, len(h.ring))
+	plain := make([]trace.Event, len(all))
+	for i, n := range all {
+		plain[i] = n.Event
+	}
+	// Why match by time and content: trace.Journey returns events, not positions; the
+	// numbers are found again by walking both lists in order.
+	j := trace.Journey(plain, key)
+	i := 0
+	for _, e := range j {
+		for i < len(all) && !sameEvent(all[i].Event, e) {
+			i++
+		}
+		if i == len(all) {
+			break
+		}
+		events = append(events, all[i])
+		if b := boxOf(e); b != "" && !slices.Contains(boxes, b) {
+			boxes = append(boxes, b)
+		}
+		i++
+	}
+	return events, boxes
+}
+
+func sameEvent(a, b trace.Event) bool {
+	return a.Time.Equal(b.Time) && a.Kind == b.Kind && a.Source == b.Source && a.Key == b.Key
+}
+
+// boxOf names the diagram box an event belongs to: "reflector:foos",
+// "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers".
+// Events of no box (a handler's key mapping) return "".
+func boxOf(e trace.Event) string {
+	switch e.Stage {
+	case trace.Reflector:
+		return "reflector:" + e.Source
+	case trace.DeltaFIFO, trace.RealFIFO:
+		return "queue:" + e.Source
+	case trace.Informer:
+		return "indexer:" + e.Source
+	case trace.Listener:
+		return "handler:" + e.Source
+	case trace.Workqueue:
+		return "workqueue"
+	case trace.Controller:
+		if e.Kind == trace.Reconciled {
+			return "workers"
+		}
+	}
+	return ""
+}
+
+// ordered is the keys of m: those in first (in that order), then the rest sorted.
+func ordered[V any](m map[string]V, first []string) []string {
+	var out []string
+	for _, k := range first {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(first, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}

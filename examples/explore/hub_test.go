@@ -1,0 +1,163 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+var t0 = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// at is e stamped t0 + ms milliseconds.
+func at(ms int, e trace.Event) trace.Event {
+	e.Time = t0.Add(time.Duration(ms) * time.Millisecond)
+	return e
+}
+
+func TestPipelineFoldsEventsIntoBoxes(t *testing.T) {
+	p := newPipeline(2)
+	p.handler("enqueueFoo").Informer = "foos"
+	r := func(k trace.Kind, e trace.Event) trace.Event {
+		e.Stage, e.Kind, e.Source = trace.Reflector, k, "foos"
+		return e
+	}
+	snap := func(ms int) snapshot { return p.snapshot(t0.Add(time.Duration(ms)*time.Millisecond), []string{"foos"}, []string{"enqueueFoo"}) }
+	refl := func(ms int) reflectorBox { return snap(ms).Informers[0].Reflector }
+
+	t.Run("the reflector box follows LIST, WATCH, the watch's end, the relist and the backoff", func(t *testing.T) {
+		p.apply(at(0, r(trace.ListStarted, trace.Event{})))
+		assert.Equal(t, "LIST", refl(0).Phase)
+		p.apply(at(1, r(trace.Listed, trace.Event{ResourceVersion: "10"})))
+		p.apply(at(2, r(trace.WatchStarted, trace.Event{ResourceVersion: "10"})))
+		assert.Equal(t, "WATCH", refl(2).Phase)
+		p.apply(at(3, r(trace.WatchEvent, trace.Event{Type: "ADDED", Key: "explore/demo", ResourceVersion: "11"})))
+		p.apply(at(4, r(trace.WatchEnded, trace.Event{Reason: "the stream ended"})))
+		assert.Equal(t, "WATCH ENDED", refl(4).Phase)
+		p.apply(at(5, r(trace.Relist, trace.Event{Reason: "410 Gone"})))
+		p.apply(at(6, r(trace.Backoff, trace.Event{Duration: 800 * time.Millisecond, Reason: "before the relist"})))
+		got := refl(6)
+		assert.Equal(t, reflectorBox{Phase: "BACKOFF", RV: "11", Lists: 1, Watches: 1, WatchEvents: 1, Relists: 1,
+			LastRelist: "410 Gone", LastWatchEnd: "the stream ended", LastBackoff: "800ms: before the relist"}, got)
+	})
+	t.Run("the queue box keeps the depth the queue reported, and its highest", func(t *testing.T) {
+		p.apply(at(7, trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: "foos", QueueLen: 1}))
+		p.apply(at(8, trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: "foos", QueueLen: 2}))
+		p.apply(at(9, trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Popped, Source: "foos", QueueLen: 1}))
+		assert.Equal(t, queueBox{Kind: "deltafifo", Depth: 1, MaxDepth: 2, Queued: 2, Popped: 1}, snap(9).Informers[0].Queue)
+	})
+	t.Run("a handler's backlog is what was buffered and not yet called", func(t *testing.T) {
+		l := func(k trace.Kind, backlog int) trace.Event {
+			return trace.Event{Stage: trace.Listener, Kind: k, Source: "enqueueFoo", Type: "add", Key: "explore/demo", Backlog: backlog}
+		}
+		p.apply(at(10, l(trace.Buffered, 1)))
+		p.apply(at(11, l(trace.Buffered, 2)))
+		p.apply(at(12, l(trace.Buffered, 3)))
+		p.apply(at(13, l(trace.HandlerCalled, 0)))
+		h := snap(13).Handlers[0]
+		assert.Equal(t, 2, h.Backlog)
+		assert.Equal(t, 3, h.HighWater)
+		assert.True(t, h.InCall)
+		p.apply(at(14, l(trace.PanicRecovered, 0)))
+		h = snap(14).Handlers[0]
+		assert.False(t, h.InCall)
+		assert.Equal(t, 1, h.Panics)
+		assert.Equal(t, "foos", h.Informer)
+	})
+	t.Run("the workqueue counts adds by outcome, the keys in process, and retries still waiting", func(t *testing.T) {
+		w := func(k trace.Kind, e trace.Event) trace.Event {
+			e.Stage, e.Kind, e.Source = trace.Workqueue, k, "foos"
+			return e
+		}
+		p.apply(at(20, w(trace.Added, trace.Event{Key: "explore/a", Reason: "new", QueueLen: 1})))
+		p.apply(at(21, w(trace.Added, trace.Event{Key: "explore/a", Reason: "deduplicated"})))
+		p.apply(at(22, w(trace.Got, trace.Event{Key: "explore/a", QueueLen: 0})))
+		p.apply(at(23, w(trace.Added, trace.Event{Key: "explore/a", Reason: "dirty"})))
+		assert.Equal(t, 1, snap(23).Workers.Busy)
+		p.apply(at(24, w(trace.RateLimited, trace.Event{Key: "explore/a", Duration: 10 * time.Millisecond, Requeues: 1})))
+		p.apply(at(25, w(trace.AddedAfter, trace.Event{Key: "explore/b", Duration: 100 * time.Millisecond})))
+		p.apply(at(26, w(trace.Done, trace.Event{Key: "explore/a"})))
+		q := snap(30).Workqueue
+		assert.Equal(t, workqueueBox{Depth: 0, Processing: 0, Adds: 1, Deduplicated: 1, Dirty: 1, RateLimited: 1, RetriesWaiting: 2}, q)
+		assert.Equal(t, 1, snap(40).Workqueue.RetriesWaiting, "a's retry was due at +34ms")
+		assert.Equal(t, 0, snap(200).Workqueue.RetriesWaiting)
+		assert.Equal(t, 0, snap(200).Workers.Busy)
+	})
+	t.Run("workers count reconciles and errors", func(t *testing.T) {
+		p.apply(at(300, trace.Event{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: "explore/a"}))
+		p.apply(at(301, trace.Event{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: "explore/a", Reason: "injected"}))
+		w := snap(301).Workers
+		assert.Equal(t, workersBox{Workers: 2, Reconciles: 2, Errors: 1, LastError: "explore/a: injected"}, w)
+	})
+}
+
+func TestHubRing(t *testing.T) {
+	h := newHub(layout{}, 4, nil)
+	for i := range 6 {
+		h.Record(at(i, trace.Event{Stage: trace.Workqueue, Kind: trace.Added, Key: string(rune('a' + i))}))
+	}
+	t.Run("the ring keeps the newest events and says how many a reader missed", func(t *testing.T) {
+		got, missed := h.since(0, 100)
+		assert.Equal(t, uint64(2), missed)
+		require.Len(t, got, 4)
+		assert.Equal(t, uint64(3), got[0].Seq)
+		assert.Equal(t, "c", got[0].Key)
+		assert.Equal(t, "f", got[3].Key)
+	})
+	t.Run("a reader that kept up misses nothing", func(t *testing.T) {
+		got, missed := h.since(4, 100)
+		assert.Zero(t, missed)
+		assert.Len(t, got, 2)
+	})
+	t.Run("limit bounds a batch", func(t *testing.T) {
+		got, _ := h.since(2, 3)
+		assert.Len(t, got, 3)
+	})
+	t.Run("Record never waits for a stream that does not read", func(t *testing.T) {
+		_, cancel := h.subscribe()
+		defer cancel()
+		for range 1000 {
+			h.Record(trace.Event{Stage: trace.Workqueue, Kind: trace.Added})
+		}
+		assert.Equal(t, uint64(1006), h.newest())
+	})
+}
+
+func TestJourneyLightsTheBoxesInOrder(t *testing.T) {
+	h := newHub(layout{Informers: []string{"foos", "deployments"}}, 100, nil)
+	ev := []trace.Event{
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: "explore/demo", Type: "ADDED"},
+		{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: "foos", Key: "explore/demo"},
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/other"},
+		{Stage: trace.DeltaFIFO, Kind: trace.Popped, Source: "foos", Key: "explore/demo"},
+		{Stage: trace.Informer, Kind: trace.Applied, Source: "foos", Key: "explore/demo"},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Key: "explore/demo"},
+		{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: "explore/demo", Reason: "new"},
+		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: "explore/demo"},
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo-dep"},
+		{Stage: trace.Controller, Kind: trace.Mapped, Source: "deployments", Key: "explore/demo-dep", Detail: "explore/demo"},
+	}
+	for i, e := range ev {
+		h.Record(at(i, e))
+	}
+	t.Run("a Foo's journey passes reflector, queue, indexer, handler, workqueue, workers", func(t *testing.T) {
+		events, boxes := h.journey("explore/demo")
+		assert.Equal(t, []string{"reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers"}, boxes)
+		assert.Len(t, events, 7)
+		assert.Equal(t, uint64(1), events[0].Seq)
+	})
+	t.Run("a Deployment's journey follows the mapping to its Foo's key", func(t *testing.T) {
+		events, boxes := h.journey("explore/demo-dep")
+		assert.Equal(t, []string{"reflector:deployments"}, boxes)
+		require.Len(t, events, 2)
+		assert.Equal(t, trace.Mapped, events[1].Kind)
+	})
+	t.Run("an unknown key has no journey", func(t *testing.T) {
+		events, boxes := h.journey("nowhere/none")
+		assert.Empty(t, events)
+		assert.Empty(t, boxes)
+	})
+}

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
+	"github.com/kubeinternals/informers/examples/internal/cluster"
+	"github.com/kubeinternals/informers/examples/internal/kube"
+)
+
+// namespace is where the explorer's Foos live.
+const namespace = "explore"
+
+// errInjected is the failure of a reconcile the fail-reconcile button asked for.
+var errInjected = errors.New("injected failure (the explorer's fail-reconcile button)")
+
+// live is the world the buttons act on: the cluster, through Direct (so that cutting
+// the informers' connections never breaks a button), and the controller's hooks.
+type live struct {
+	cluster *cluster.Cluster
+	foos    *fooclient.Client
+	apps    *rest.RESTClient
+
+	mu       sync.Mutex
+	failLeft map[controller.Key]int   // reconciles still to fail, per Foo; guarded by mu
+	delay    map[string]time.Duration // sleep before each call, per handler; guarded by mu
+}
+
+// newLive builds the world on c and creates the explorer's namespace if it is missing.
+func newLive(ctx context.Context, c *cluster.Cluster) (*live, error) {
+	l := &live{cluster: c, failLeft: map[controller.Key]int{}, delay: map[string]time.Duration{}}
+	var err error
+	if l.foos, err = fooclient.NewClient(c.Direct, fooclient.Options{}); err != nil {
+		return nil, err
+	}
+	if l.apps, _, err = kube.NewRESTClient(c.Direct, appsv1.SchemeGroupVersion, nil, appsv1.AddToScheme); err != nil {
+		return nil, err
+	}
+	core, _, err := kube.NewRESTClient(c.Direct, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
+	if err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := core.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	return l, nil
+}
+
+// hooks are the controller hooks behind the fail-reconcile and slow-handler buttons.
+func (l *live) hooks() controller.Hooks {
+	return controller.Hooks{BeforeSync: l.beforeSync, BeforeHandler: l.beforeHandler}
+}
+
+func (l *live) beforeSync(_ context.Context, key controller.Key) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.failLeft[key] == 0 {
+		return nil
+	}
+	l.failLeft[key]--
+	return fmt.Errorf("%w, %d more to come", errInjected, l.failLeft[key])
+}
+
+func (l *live) beforeHandler(handler string) {
+	l.mu.Lock()
+	d := l.delay[handler]
+	l.mu.Unlock()
+	if d > 0 {
+		time.Sleep(d) // Why a plain sleep: it stands for a handler doing slow work.
+	}
+}
+
+func (l *live) CreateFoo(ctx context.Context, name string, replicas int32) error {
+	foo := &v1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       v1alpha1.FooSpec{DeploymentName: name, Replicas: &replicas},
+	}
+	_, err := l.foos.Foos(namespace).Create(ctx, foo, metav1.CreateOptions{})
+	return err
+}
+
+// TouchFoo sets an annotation: an update that changes no field the controller reads.
+func (l *live) TouchFoo(ctx context.Context, name string) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"kubeinternals.io/touched":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	return l.foos.RESTClient().Patch(types.MergePatchType).Namespace(namespace).Resource("foos").Name(name).Body([]byte(patch)).Do(ctx).Error()
+}
+
+func (l *live) ScaleFoo(ctx context.Context, name string, replicas int32) error {
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	return l.foos.RESTClient().Patch(types.MergePatchType).Namespace(namespace).Resource("foos").Name(name).Body([]byte(patch)).Do(ctx).Error()
+}
+
+func (l *live) DeleteFoo(ctx context.Context, name string) error {
+	return l.foos.Foos(namespace).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// ScaleDeployment changes the Foo's Deployment behind the controller's back.
+func (l *live) ScaleDeployment(ctx context.Context, name string, replicas int32) error {
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
+	return l.apps.Patch(types.MergePatchType).Namespace(namespace).Resource("deployments").Name(name).Body([]byte(patch)).Do(ctx).Error()
+}
+
+// FailReconciles makes the next times reconciles of the Foo fail, then touches it so
+// that one starts.
+func (l *live) FailReconciles(ctx context.Context, name string, times int) error {
+	key := controller.Key{Namespace: namespace, Name: name}
+	l.mu.Lock()
+	l.failLeft[key] = times
+	l.mu.Unlock()
+	if err := l.TouchFoo(ctx, name); err != nil {
+		l.mu.Lock()
+		delete(l.failLeft, key)
+		l.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (l *live) SlowHandler(handler string, delay time.Duration) {
+	l.mu.Lock()
+	l.delay[handler] = delay
+	l.mu.Unlock()
+}
+
+func (l *live) CutWatch() (int, error) { return l.cluster.Cut() }
+
+func (l *live) CompactEtcd(ctx context.Context) (int64, error) { return l.cluster.CompactEtcd(ctx) }
+
+func (l *live) RestartAPIServer(ctx context.Context) error { return l.cluster.RestartAPIServer(ctx) }

@@ -1,0 +1,83 @@
+// Command explore is `make explore`: the informer pipeline, live in the browser.
+//
+// It starts the embedded local cluster (or uses the cluster in $KUBECONFIG), runs
+// foo-controller on this library with a tracer attached, and serves one page on
+// loopback that draws the pipeline — reflector, queue, indexer, one box per handler,
+// workqueue, workers — with each box's live counters, a timeline of trace events that
+// follows one object through the boxes, and buttons that change Foos or inject faults
+// (cut the watch, compact etcd, restart the apiserver).
+//
+//	go run ./examples/explore                 # prints the URL to open
+//	go run ./examples/explore -addr 127.0.0.1:9000
+//
+// Ctrl-C stops the server, then the controller, then the cluster it started.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/kubeinternals/informers/examples/internal/cluster"
+	"github.com/kubeinternals/informers/examples/internal/kube"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8077", "where to serve the page: a loopback host:port (port 0 picks a free one)")
+	flag.Parse()
+	ctx, stop := kube.SignalContext(context.Background())
+	defer stop()
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(ctx, log, *addr); err != nil {
+		log.Error("explore failed", "err", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, log *slog.Logger, addr string) error {
+	ln, err := listenLoopback(addr)
+	if err != nil {
+		return err
+	}
+	c, err := cluster.Start(ctx, cluster.Options{APIServerFlags: exploreAPIServerFlags, Logger: log})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer func() {
+		if c.Local {
+			log.Info("stopping the embedded local cluster")
+		}
+		c.Stop()
+	}()
+	x, err := startExplorer(ctx, c, ln, log)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nexplorer ready: open %s\n(Ctrl-C stops it and the cluster it started)\n\n", x.URL)
+	<-ctx.Done()
+	log.Info("shutting down: the server, then the controller")
+	return x.Stop()
+}
+
+// listenLoopback listens on addr, which must be a loopback address or "localhost".
+//
+// Why refuse other addresses: the page's buttons can restart the apiserver; they are
+// for the person at this machine.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("-addr %q: the explorer listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	if host == "localhost" {
+		addr = net.JoinHostPort("127.0.0.1", addr[len(host)+1:])
+	}
+	return net.Listen("tcp", addr)
+}

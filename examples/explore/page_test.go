@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPage(t *testing.T) {
+	t.Run("the page carries this run's token and a button for every action", func(t *testing.T) {
+		ts := startTestServer(t, true, nil)
+		code, body := do(t, mustGet(t, ts.URL+"/"))
+		require.Equal(t, 200, code)
+		assert.Contains(t, body, `<meta name="explore-token" content="`+ts.token+`">`)
+		assert.Len(t, ts.token, 32)
+		for _, a := range actions() {
+			assert.Contains(t, body, `id="act-`+a.Name+`"`)
+		}
+		assert.NotContains(t, body, "disabled", "every button works on the local cluster")
+	})
+	t.Run("two runs have different tokens", func(t *testing.T) {
+		assert.NotEqual(t, startTestServer(t, true, nil).token, startTestServer(t, true, nil).token)
+	})
+	t.Run("on a $KUBECONFIG cluster the fault buttons are disabled, with the reason", func(t *testing.T) {
+		ts := startTestServer(t, false, nil)
+		_, body := do(t, mustGet(t, ts.URL+"/"))
+		for _, a := range actions() {
+			re := regexp.MustCompile(`id="act-` + a.Name + `"[^>]*>`)
+			tag := re.FindString(body)
+			require.NotEmpty(t, tag, a.Name)
+			assert.Equal(t, a.Fault, strings.Contains(tag, "disabled"), a.Name)
+		}
+		assert.Contains(t, body, "Fault buttons are off: needs the local control plane")
+	})
+	t.Run("the script and the style are served", func(t *testing.T) {
+		ts := startTestServer(t, true, nil)
+		for _, p := range []string{"/static/app.js", "/static/style.css"} {
+			code, body := do(t, mustGet(t, ts.URL+p))
+			assert.Equal(t, 200, code, p)
+			assert.NotEmpty(t, body, p)
+		}
+	})
+}
+
+// TestButtonLinksExist: every button's lab scenario and chapter section exist in this
+// repository, so the page never links to nothing.
+func TestButtonLinksExist(t *testing.T) {
+	lab := headings(t, "../../docs/lab.md")
+	for _, a := range actions() {
+		assert.True(t, lab[a.Lab], "%s: docs/lab.md has no scenario %q", a.Name, a.Lab)
+		file, anchor, ok := strings.Cut(a.Chapter, "#")
+		require.True(t, ok, "%s: the chapter link names a section", a.Name)
+		assert.True(t, headings(t, "../../"+file)[anchor], "%s: %s has no section #%s", a.Name, file, anchor)
+	}
+}
+
+// headings is the set of anchors of a Markdown file's headings, as GitHub makes them.
+func headings(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	out := map[string]bool{}
+	drop := regexp.MustCompile(`[^a-z0-9 _-]`)
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			continue
+		}
+		text := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		out[strings.ReplaceAll(drop.ReplaceAllString(strings.ToLower(text), ""), " ", "-")] = true
+	}
+	return out
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"time"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+// pipeline is the live state of every box on the page, folded from trace events as
+// they arrive. It is not safe for concurrent use: the hub guards it.
+//
+// Why fold events instead of asking the stages: the trace is the only window the
+// stages open, and folding it shows that it is enough — every number on the page is a
+// count or a last value of the events in the journey below it. The one exception is
+// the indexer's size, which the hub reads from the caches themselves (see cacheSizes).
+type pipeline struct {
+	informers map[string]*informerBox // by informer name (the resource)
+	handlers  map[string]*handlerBox  // by handler name
+	queue     workqueueBox
+	workers   workersBox
+	// retryAt holds, per workqueue key held back by AddRateLimited or AddAfter, when
+	// it is due. Keys whose time has passed are pruned by snapshot.
+	retryAt map[string]time.Time
+}
+
+// informerBox is one informer's column: its reflector, its queue and its indexer.
+type informerBox struct {
+	Resource  string       `json:"resource"`
+	Reflector reflectorBox `json:"reflector"`
+	Queue     queueBox     `json:"queue"`
+	Indexer   indexerBox   `json:"indexer"`
+}
+
+// reflectorBox is what the reflector is doing and has done.
+type reflectorBox struct {
+	// Phase is LIST, WATCH, BACKOFF, or WATCH ENDED between a watch and what follows.
+	Phase string `json:"phase"`
+	// RV is the last resourceVersion the reflector reached.
+	RV          string `json:"rv"`
+	Lists       int    `json:"lists"`
+	Watches     int    `json:"watches"`
+	WatchEvents int    `json:"watchEvents"`
+	Bookmarks   int    `json:"bookmarks"`
+	Relists     int    `json:"relists"`
+	// LastRelist is why the last relist happened; LastWatchEnd why the last watch
+	// ended; LastBackoff the last backoff's duration and reason.
+	LastRelist   string `json:"lastRelist,omitempty"`
+	LastWatchEnd string `json:"lastWatchEnd,omitempty"`
+	LastBackoff  string `json:"lastBackoff,omitempty"`
+}
+
+// queueBox is an informer's DeltaFIFO or RealFIFO.
+type queueBox struct {
+	Kind     string `json:"kind"`
+	Depth    int    `json:"depth"`
+	MaxDepth int    `json:"maxDepth"`
+	Queued   int    `json:"queued"`
+	Popped   int    `json:"popped"`
+	Replaces int    `json:"replaces"`
+}
+
+// indexerBox is an informer's cache: the writes the informer applied, and its size.
+type indexerBox struct {
+	Applied   int `json:"applied"`
+	FannedOut int `json:"fannedOut"`
+	// Objects and Indices come from the cache itself at snapshot time.
+	Objects int            `json:"objects"`
+	Indices map[string]int `json:"indices,omitempty"`
+}
+
+// handlerBox is one handler's processorListener.
+type handlerBox struct {
+	Name string `json:"name"`
+	// Informer is the resource of the informer the handler is registered on.
+	Informer string `json:"informer"`
+	// Backlog is notifications buffered and not yet handed to the handler;
+	// HighWater its largest value.
+	Backlog   int `json:"backlog"`
+	HighWater int `json:"highWater"`
+	Calls     int `json:"calls"`
+	Panics    int `json:"panics"`
+	// InCall is true between HandlerCalled and HandlerReturned.
+	InCall   bool   `json:"inCall"`
+	LastCall string `json:"lastCall,omitempty"`
+	buffered int
+}
+
+// workqueueBox is the rate-limited workqueue between handlers and workers.
+type workqueueBox struct {
+	Depth        int `json:"depth"`
+	Processing   int `json:"processing"`
+	Adds         int `json:"adds"`
+	Deduplicated int `json:"deduplicated"`
+	Dirty        int `json:"dirty"`
+	RateLimited  int `json:"rateLimited"`
+	Forgets      int `json:"forgets"`
+	// RetriesWaiting counts keys held back by a backoff that has not elapsed.
+	RetriesWaiting int `json:"retriesWaiting"`
+}
+
+// workersBox is the workers' reconciles.
+type workersBox struct {
+	Workers    int    `json:"workers"`
+	Busy       int    `json:"busy"`
+	Reconciles int    `json:"reconciles"`
+	Errors     int    `json:"errors"`
+	LastError  string `json:"lastError,omitempty"`
+}
+
+func newPipeline(workers int) *pipeline {
+	return &pipeline{
+		informers: map[string]*informerBox{},
+		handlers:  map[string]*handlerBox{},
+		workers:   workersBox{Workers: workers},
+		retryAt:   map[string]time.Time{},
+	}
+}
+
+// informer returns the box of the informer named source, creating it.
+func (p *pipeline) informer(source string) *informerBox {
+	b := p.informers[source]
+	if b == nil {
+		b = &informerBox{Resource: source, Reflector: reflectorBox{Phase: "—"}, Queue: queueBox{Kind: "—"}}
+		p.informers[source] = b
+	}
+	return b
+}
+
+// handler returns the box of the handler named name, creating it.
+func (p *pipeline) handler(name string) *handlerBox {
+	b := p.handlers[name]
+	if b == nil {
+		b = &handlerBox{Name: name}
+		p.handlers[name] = b
+	}
+	return b
+}
+
+// apply folds one event into the boxes.
+func (p *pipeline) apply(e trace.Event) {
+	switch e.Stage {
+	case trace.Reflector:
+		p.applyReflector(&p.informer(e.Source).Reflector, e)
+	case trace.DeltaFIFO, trace.RealFIFO:
+		q := &p.informer(e.Source).Queue
+		q.Kind = string(e.Stage)
+		switch e.Kind {
+		case trace.Queued:
+			q.Queued++
+		case trace.Popped:
+			q.Popped++
+		case trace.Replaced:
+			q.Replaces++
+		}
+		q.Depth = e.QueueLen
+		q.MaxDepth = max(q.MaxDepth, q.Depth)
+	case trace.Informer:
+		ix := &p.informer(e.Source).Indexer
+		switch e.Kind {
+		case trace.Applied:
+			ix.Applied++
+		case trace.FannedOut:
+			ix.FannedOut++
+		}
+	case trace.Listener:
+		p.applyListener(p.handler(e.Source), e)
+	case trace.Workqueue:
+		p.applyWorkqueue(e)
+	case trace.Controller:
+		if e.Kind == trace.Reconciled {
+			p.workers.Reconciles++
+			if e.Reason != "" {
+				p.workers.Errors++
+				p.workers.LastError = e.Key + ": " + e.Reason
+			}
+		}
+	}
+}
+
+func (p *pipeline) applyReflector(r *reflectorBox, e trace.Event) {
+	switch e.Kind {
+	case trace.ListStarted:
+		r.Phase = "LIST"
+		r.Lists++
+	case trace.Listed:
+		r.RV = e.ResourceVersion
+	case trace.WatchStarted:
+		r.Phase = "WATCH"
+		r.Watches++
+	case trace.WatchEvent:
+		r.WatchEvents++
+		r.RV = e.ResourceVersion
+	case trace.Bookmark:
+		r.Bookmarks++
+		r.RV = e.ResourceVersion
+	case trace.WatchEnded:
+		r.Phase = "WATCH ENDED"
+		r.LastWatchEnd = e.Reason
+	case trace.Relist:
+		r.Relists++
+		r.LastRelist = e.Reason
+	case trace.Backoff:
+		r.Phase = "BACKOFF"
+		r.LastBackoff = e.Duration.Round(time.Millisecond).String() + ": " + e.Reason
+	}
+}
+
+func (p *pipeline) applyListener(h *handlerBox, e trace.Event) {
+	switch e.Kind {
+	case trace.Buffered:
+		h.buffered++
+		h.HighWater = max(h.HighWater, e.Backlog)
+	case trace.HandlerCalled:
+		h.Calls++
+		h.InCall = true
+		h.LastCall = e.Type + " " + e.Key
+	case trace.HandlerReturned:
+		h.InCall = false
+	case trace.PanicRecovered:
+		h.Panics++
+		h.InCall = false
+	}
+	// Why count instead of trusting Buffered.Backlog: Backlog is the count when a
+	// notification arrived; calls made since then have shrunk it.
+	h.Backlog = max(h.buffered-h.Calls, 0)
+}
+
+func (p *pipeline) applyWorkqueue(e trace.Event) {
+	q := &p.queue
+	switch e.Kind {
+	case trace.Added:
+		switch e.Reason {
+		case "new":
+			q.Adds++
+			q.Depth = e.QueueLen
+		case "deduplicated":
+			q.Deduplicated++
+		case "dirty":
+			q.Dirty++
+		}
+	case trace.RateLimited, trace.AddedAfter:
+		if e.Kind == trace.RateLimited {
+			q.RateLimited++
+		}
+		due := e.Time.Add(e.Duration)
+		// Invariant, as in the delaying queue: a second AddAfter moves a key earlier,
+		// never later.
+		if at, ok := p.retryAt[e.Key]; !ok || due.Before(at) {
+			p.retryAt[e.Key] = due
+		}
+	case trace.Got:
+		q.Depth = e.QueueLen
+		q.Processing++
+	case trace.Done:
+		q.Processing = max(q.Processing-1, 0)
+	case trace.Forgot:
+		q.Forgets++
+	}
+	p.workers.Busy = min(q.Processing, p.workers.Workers)
+}
+
+// snapshot is the whole picture at one moment, as the page receives it.
+type snapshot struct {
+	Informers []informerBox `json:"informers"`
+	Handlers  []handlerBox  `json:"handlers"`
+	Workqueue workqueueBox  `json:"workqueue"`
+	Workers   workersBox    `json:"workers"`
+	// Events is how many trace events the hub has received.
+	Events uint64 `json:"events"`
+}
+
+// snapshot copies the boxes, in the order of informers and handlers (then any others
+// by name), counting the retries still waiting at now.
+func (p *pipeline) snapshot(now time.Time, informers, handlers []string) snapshot {
+	var s snapshot
+	for _, name := range ordered(p.informers, informers) {
+		s.Informers = append(s.Informers, *p.informers[name])
+	}
+	for _, name := range ordered(p.handlers, handlers) {
+		s.Handlers = append(s.Handlers, *p.handlers[name])
+	}
+	for k, at := range p.retryAt {
+		if !at.After(now) {
+			delete(p.retryAt, k)
+		}
+	}
+	s.Workqueue = p.queue
+	s.Workqueue.RetriesWaiting = len(p.retryAt)
+	s.Workers = p.workers
+	return s
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// wireEvent is a trace event as the page receives it.
+type wireEvent struct {
+	Seq    uint64 `json:"seq"`
+	T      int64  `json:"t"` // Unix milliseconds
+	Stage  string `json:"stage"`
+	Kind   string `json:"kind"`
+	Source string `json:"source"`
+	Key    string `json:"key,omitempty"`
+	// Box is the diagram box the event lights up (boxOf).
+	Box string `json:"box,omitempty"`
+	// Text is the event's sentence, as the timeline prints it (trace.Event.String).
+	Text string `json:"text"`
+}
+
+func toWire(n numbered) wireEvent {
+	return wireEvent{Seq: n.Seq, T: n.Time.UnixMilli(), Stage: string(n.Stage), Kind: string(n.Kind),
+		Source: n.Source, Key: n.Key, Box: boxOf(n.Event), Text: n.Event.String()}
+}
+
+func toWires(ns []numbered) []wireEvent {
+	out := make([]wireEvent, len(ns))
+	for i, n := range ns {
+		out[i] = toWire(n)
+	}
+	return out
+}
+
+// Stream tuning.
+const (
+	// batchLimit bounds the events in one SSE message.
+	batchLimit = 500
+	// statePeriod is how often a stream sends the boxes' state (when it changed).
+	statePeriod = 250 * time.Millisecond
+	// backfill is how many past events a new stream starts with.
+	backfill = 300
+)
+
+// serveEvents is GET /events: a server-sent event stream of
+//
+//	event: state   data: the snapshot of every box, at most every statePeriod when it changed
+//	event: events  data: a JSON array of new trace events (id: the newest one's number)
+//	event: gap     data: {"missed": n} — events that left the ring before this stream read them
+//
+// A reconnecting EventSource sends Last-Event-ID and resumes after it. The stream ends
+// when the client goes away or done is closed (the server is shutting down).
+func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+
+	wake, unsubscribe := s.hub.subscribe()
+	defer unsubscribe()
+	seq := s.resumeFrom(r)
+	ticker := time.NewTicker(statePeriod)
+	defer ticker.Stop()
+	var lastState []byte
+	sendState := func() error {
+		b, err := json.Marshal(s.hub.snapshot())
+		if err != nil || string(b) == string(lastState) {
+			return err
+		}
+		lastState = b
+		_, err = fmt.Fprintf(w, "event: state\ndata: %s\n\n", b)
+		return err
+	}
+	if err := sendState(); err != nil {
+		return
+	}
+	for {
+		// Drain everything that arrived: under load each wake carries many events, so
+		// the cost per event falls as the rate rises.
+		for {
+			events, missed := s.hub.since(seq, batchLimit)
+			if missed > 0 {
+				if _, err := fmt.Fprintf(w, "event: gap\ndata: {\"missed\":%d}\n\n", missed); err != nil {
+					return
+				}
+			}
+			if len(events) == 0 {
+				break
+			}
+			b, err := json.Marshal(toWires(events))
+			if err != nil {
+				return
+			}
+			seq = events[len(events)-1].Seq
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: events\ndata: %s\n\n", seq, b); err != nil {
+				return
+			}
+		}
+		flusher.Flush()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-s.done:
+			return
+		case <-wake:
+		case <-ticker.C:
+			if err := sendState(); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// resumeFrom is the event number a stream starts after: Last-Event-ID when the
+// browser reconnects, else backfill events before the newest.
+func (s *server) resumeFrom(r *http.Request) uint64 {
+	newest := s.hub.newest()
+	if id, err := strconv.ParseUint(r.Header.Get("Last-Event-ID"), 10, 64); err == nil && id <= newest {
+		return id
+	}
+	return newest - min(newest, backfill)
+}
+
+// serveJourney is GET /journey?key=namespace/name: the kept events about the key and
+// the keys it caused work for, and the boxes they passed through, in order.
+func (s *server) serveJourney(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if key == "" {
+		httpError(w, http.StatusBadRequest, "journey needs ?key=namespace/name")
+		return
+	}
+	events, boxes := s.hub.journey(key)
+	writeJSON(w, http.StatusOK, map[string]any{"key": key, "events": toWires(events), "boxes": boxes})
+}
+
+// serveState is GET /state: the snapshot once, for scripts and tests.
+func (s *server) serveState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.hub.snapshot())
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+// sseMessage is one server-sent event.
+type sseMessage struct{ event, id, data string }
+
+// openStream GETs /events with the given Last-Event-ID ("" for none) and returns the
+// messages as they arrive; the channel closes when the stream ends.
+func openStream(t *testing.T, ts *testServer, lastID string) <-chan sseMessage {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/events", nil)
+	require.NoError(t, err)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	out := make(chan sseMessage, 100)
+	// Goroutine owned by the test: reads the stream until it ends or the test's
+	// cleanup cancels the request.
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		r := bufio.NewReader(resp.Body)
+		var m sseMessage
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case line == "":
+				out <- m
+				m = sseMessage{}
+			case strings.HasPrefix(line, "event: "):
+				m.event = line[len("event: "):]
+			case strings.HasPrefix(line, "id: "):
+				m.id = line[len("id: "):]
+			case strings.HasPrefix(line, "data: "):
+				m.data = line[len("data: "):]
+			}
+		}
+	}()
+	return out
+}
+
+// next is the next message of kind event, skipping others (state snapshots arrive
+// whenever the boxes change).
+func next(t *testing.T, stream <-chan sseMessage, event string) sseMessage {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m, ok := <-stream:
+			require.True(t, ok, "the stream ended before an %q message", event)
+			if m.event == event {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no %q message within 10s", event)
+		}
+	}
+}
+
+func testHub(capacity int) *hub {
+	return newHub(layout{Informers: []string{"foos"}, Handlers: []string{"enqueueFoo"}, HandlerOf: map[string]string{"enqueueFoo": "foos"}, Workers: 2}, capacity, nil)
+}
+
+func added(key string) trace.Event {
+	return trace.Event{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: key, Reason: "new", QueueLen: 1}
+}
+
+func TestEventStream(t *testing.T) {
+	t.Run("a stream starts with the boxes' state, then carries every new event as the timeline's sentence", func(t *testing.T) {
+		h := testHub(100)
+		ts := startTestServer(t, true, h)
+		stream := openStream(t, ts, "")
+		var s snapshot
+		require.NoError(t, json.Unmarshal([]byte(next(t, stream, "state").data), &s))
+		require.Len(t, s.Informers, 1)
+		assert.Equal(t, "foos", s.Informers[0].Resource)
+
+		h.Record(added("explore/demo"))
+		m := next(t, stream, "events")
+		var events []wireEvent
+		require.NoError(t, json.Unmarshal([]byte(m.data), &events))
+		require.Len(t, events, 1)
+		assert.Equal(t, "1", m.id)
+		assert.Equal(t, wireEvent{Seq: 1, T: events[0].T, Stage: "workqueue", Kind: "added", Source: "foos", Key: "explore/demo",
+			Box: "workqueue", Text: "added explore/demo: new (queue 1)"}, events[0])
+
+		require.NoError(t, json.Unmarshal([]byte(next(t, stream, "state").data), &s), "the event changed the boxes")
+		assert.Equal(t, 1, s.Workqueue.Adds)
+		assert.Equal(t, uint64(1), s.Events)
+	})
+	t.Run("a reconnecting page resumes after its Last-Event-ID", func(t *testing.T) {
+		h := testHub(100)
+		for _, k := range []string{"a", "b", "c", "d", "e"} {
+			h.Record(added("ns/" + k))
+		}
+		ts := startTestServer(t, true, h)
+		var events []wireEvent
+		require.NoError(t, json.Unmarshal([]byte(next(t, openStream(t, ts, "3"), "events").data), &events))
+		require.Len(t, events, 2)
+		assert.Equal(t, "ns/d", events[0].Key)
+	})
+	t.Run("a page that fell behind the ring is told how many events it missed", func(t *testing.T) {
+		h := testHub(4)
+		for i := range 10 {
+			h.Record(added("ns/" + string(rune('a'+i))))
+		}
+		ts := startTestServer(t, true, h)
+		stream := openStream(t, ts, "1")
+		assert.JSONEq(t, `{"missed":5}`, next(t, stream, "gap").data)
+		var events []wireEvent
+		require.NoError(t, json.Unmarshal([]byte(next(t, stream, "events").data), &events))
+		assert.Equal(t, uint64(7), events[0].Seq)
+	})
+	t.Run("a new page gets the recent past, not the whole ring", func(t *testing.T) {
+		h := testHub(2000)
+		for range backfill + 50 {
+			h.Record(added("ns/x"))
+		}
+		ts := startTestServer(t, true, h)
+		var events []wireEvent
+		require.NoError(t, json.Unmarshal([]byte(next(t, openStream(t, ts, ""), "events").data), &events))
+		assert.Equal(t, uint64(51), events[0].Seq)
+	})
+	t.Run("the stream ends when the server shuts down", func(t *testing.T) {
+		ts := startTestServer(t, true, testHub(10))
+		stream := openStream(t, ts, "")
+		next(t, stream, "state")
+		close(ts.done)
+		for range stream {
+		}
+	})
+}
+
+func TestJourneyEndpoint(t *testing.T) {
+	h := testHub(10)
+	h.Record(trace.Event{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: "explore/demo", Type: "ADDED"})
+	h.Record(added("explore/demo"))
+	ts := startTestServer(t, true, h)
+	code, body := do(t, mustGet(t, ts.URL+"/journey?key=explore/demo"))
+	require.Equal(t, http.StatusOK, code)
+	var j struct {
+		Key    string
+		Events []wireEvent
+		Boxes  []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &j))
+	assert.Equal(t, []string{"reflector:foos", "workqueue"}, j.Boxes)
+	assert.Len(t, j.Events, 2)
+
+	code, body = do(t, mustGet(t, ts.URL+"/journey"))
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, message(t, body), "?key=")
+}
+
+func mustGet(t *testing.T, url string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	return req
+}
