@@ -38,11 +38,15 @@ func (f *fakeWorld) Calls() []string {
 func (f *fakeWorld) CreateFoo(_ context.Context, name string, r int32) error {
 	return f.record("CreateFoo %s %d", name, r)
 }
-func (f *fakeWorld) TouchFoo(_ context.Context, name string) error { return f.record("TouchFoo %s", name) }
+func (f *fakeWorld) TouchFoo(_ context.Context, name string) error {
+	return f.record("TouchFoo %s", name)
+}
 func (f *fakeWorld) ScaleFoo(_ context.Context, name string, r int32) error {
 	return f.record("ScaleFoo %s %d", name, r)
 }
-func (f *fakeWorld) DeleteFoo(_ context.Context, name string) error { return f.record("DeleteFoo %s", name) }
+func (f *fakeWorld) DeleteFoo(_ context.Context, name string) error {
+	return f.record("DeleteFoo %s", name)
+}
 func (f *fakeWorld) ScaleDeployment(_ context.Context, name string, r int32) error {
 	return f.record("ScaleDeployment %s %d", name, r)
 }

@@ -25,7 +25,9 @@ func TestPipelineFoldsEventsIntoBoxes(t *testing.T) {
 		e.Stage, e.Kind, e.Source = trace.Reflector, k, "foos"
 		return e
 	}
-	snap := func(ms int) snapshot { return p.snapshot(t0.Add(time.Duration(ms)*time.Millisecond), []string{"foos"}, []string{"enqueueFoo"}) }
+	snap := func(ms int) snapshot {
+		return p.snapshot(t0.Add(time.Duration(ms)*time.Millisecond), []string{"foos"}, []string{"enqueueFoo"})
+	}
 	refl := func(ms int) reflectorBox { return snap(ms).Informers[0].Reflector }
 
 	t.Run("the reflector box follows LIST, WATCH, the watch's end, the relist and the backoff", func(t *testing.T) {
