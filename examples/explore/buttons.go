@@ -12,8 +12,8 @@ func actions() []action {
 	return []action{
 		{
 			Name: "create-foo", Label: "Create Foo", Fields: []string{"name", "replicas"},
-			Expect: "The Foo's journey: the Foo reflector's watch event ADDED → queued → applied to the indexer → enqueueFoo → workqueue → a worker creates the Deployment. " +
-				"Then the Deployment's own journey joins: handleDeployment maps it to the Foo (mapped), and more reconciles follow as its status changes.",
+			Expect: "The Foo's journey: the Foo reflector's watch event ADDED → queued → applied to the indexer → enqueueFoo → workqueue → a worker, which creates the Deployment <name>-deployment. " +
+				"Follow the Deployment's key to see its own journey join the Foo's: handleDeployment maps it to the Foo's key, and more reconciles follow as its status changes.",
 			Lab: "callback-order", Chapter: "docs/07-reading-a-trace.md#reading-a-journey-line-by-line",
 			run: func(ctx context.Context, w world, a args) (string, error) {
 				return fmt.Sprintf("created Foo %s/%s with %d replicas", namespace, a.Name, *a.Replicas), w.CreateFoo(ctx, a.Name, *a.Replicas)
@@ -48,7 +48,7 @@ func actions() []action {
 			Expect: "The hand edit arrives as a Deployment update; handleDeployment maps it to the Foo, and the reconcile puts spec.replicas back to the Foo's value: the controller undoes the edit.",
 			Lab:    "callback-order", Chapter: "docs/06-controller.md#the-rules-the-pattern-follows",
 			run: func(ctx context.Context, w world, a args) (string, error) {
-				return fmt.Sprintf("set Deployment %s's spec.replicas to %d", a.Name, *a.Replicas), w.ScaleDeployment(ctx, a.Name, *a.Replicas)
+				return fmt.Sprintf("set Deployment %s's spec.replicas to %d", deploymentOf(a.Name), *a.Replicas), w.ScaleDeployment(ctx, a.Name, *a.Replicas)
 			},
 		},
 		{
@@ -74,11 +74,12 @@ func actions() []action {
 		},
 		{
 			Name: "cut-watch", Label: "Cut the watch", Fault: true,
-			Expect: "Both reflectors' watches end (the stream closed), and each re-watches from its last resourceVersion without a LIST: the watch count goes up, the list count does not.",
+			Expect: "Both reflectors' watches end (the stream closed), and each re-watches from its last resourceVersion without a LIST: the watch count goes up, the list count does not. " +
+				"Cut a watch less than a second old that has seen no event, though, and the reflector relists: a very short watch counts as a failure.",
 			Lab:    "watch-cut", Chapter: "docs/03-reflector.md#the-state-machine",
 			run: func(_ context.Context, w world, _ args) (string, error) {
 				n, err := w.CutWatch()
-				return fmt.Sprintf("cut %d connections between the informers and the apiserver", n), err
+				return fmt.Sprintf("cut %d connection(s) between the informers and the apiserver", n), err
 			},
 		},
 		{

@@ -33,6 +33,7 @@ const ringSize = 20000
 // server of the page.
 type explorer struct {
 	URL     string
+	ctl     *controller.Controller
 	hub     *hub
 	srv     *http.Server
 	done    chan struct{} // closed to end the event streams
@@ -68,7 +69,7 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 	if err != nil {
 		return nil, err
 	}
-	x = &explorer{hub: h, done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/"}
+	x = &explorer{ctl: ctl, hub: h, done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/"}
 	s, err := newServer(h, w, ln.Addr().String(), c.Local, x.done)
 	if err != nil {
 		return nil, err

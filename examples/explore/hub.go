@@ -177,7 +177,14 @@ func sameEvent(a, b trace.Event) bool {
 // boxOf names the diagram box an event belongs to: "reflector:foos",
 // "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers".
 // Events of no box (a handler's key mapping) return "".
+//
+// Why Got lights the workers, though the workqueue reports it: Got is the moment a
+// worker takes the key — from then on the key is in the worker's hands, and the
+// journey should show it there, not when the sync's outcome is reported.
 func boxOf(e trace.Event) string {
+	if e.Kind == trace.Got {
+		return "workers"
+	}
 	switch e.Stage {
 	case trace.Reflector:
 		return "reflector:" + e.Source

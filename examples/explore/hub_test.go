@@ -138,6 +138,8 @@ func TestJourneyLightsTheBoxesInOrder(t *testing.T) {
 		{Stage: trace.Informer, Kind: trace.Applied, Source: "foos", Key: "explore/demo"},
 		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Key: "explore/demo"},
 		{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: "explore/demo", Reason: "new"},
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo-dep"},
+		{Stage: trace.Workqueue, Kind: trace.Got, Source: "foos", Key: "explore/demo"},
 		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: "explore/demo"},
 		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo-dep"},
 		{Stage: trace.Controller, Kind: trace.Mapped, Source: "deployments", Key: "explore/demo-dep", Detail: "explore/demo"},
@@ -145,17 +147,17 @@ func TestJourneyLightsTheBoxesInOrder(t *testing.T) {
 	for i, e := range ev {
 		h.Record(at(i, e))
 	}
-	t.Run("a Foo's journey passes reflector, queue, indexer, handler, workqueue, workers", func(t *testing.T) {
+	t.Run("a Foo's journey passes reflector, queue, indexer, handler, workqueue, and a worker from the moment it got the key", func(t *testing.T) {
 		events, boxes := h.journey("explore/demo")
 		assert.Equal(t, []string{"reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers"}, boxes)
-		assert.Len(t, events, 7)
+		assert.Len(t, events, 8)
 		assert.Equal(t, uint64(1), events[0].Seq)
 	})
 	t.Run("a Deployment's journey follows the mapping to its Foo's key", func(t *testing.T) {
 		events, boxes := h.journey("explore/demo-dep")
 		assert.Equal(t, []string{"reflector:deployments"}, boxes)
-		require.Len(t, events, 2)
-		assert.Equal(t, trace.Mapped, events[1].Kind)
+		require.Len(t, events, 3)
+		assert.Equal(t, trace.Mapped, events[2].Kind)
 	})
 	t.Run("an unknown key has no journey", func(t *testing.T) {
 		events, boxes := h.journey("nowhere/none")

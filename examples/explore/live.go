@@ -87,7 +87,7 @@ func (l *live) beforeHandler(handler string) {
 func (l *live) CreateFoo(ctx context.Context, name string, replicas int32) error {
 	foo := &v1alpha1.Foo{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       v1alpha1.FooSpec{DeploymentName: name, Replicas: &replicas},
+		Spec:       v1alpha1.FooSpec{DeploymentName: deploymentOf(name), Replicas: &replicas},
 	}
 	_, err := l.foos.Foos(namespace).Create(ctx, foo, metav1.CreateOptions{})
 	return err
@@ -108,11 +108,20 @@ func (l *live) DeleteFoo(ctx context.Context, name string) error {
 	return l.foos.Foos(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
-// ScaleDeployment changes the Foo's Deployment behind the controller's back.
-func (l *live) ScaleDeployment(ctx context.Context, name string, replicas int32) error {
+// ScaleDeployment changes the Deployment of the Foo named foo behind the controller's
+// back.
+func (l *live) ScaleDeployment(ctx context.Context, foo string, replicas int32) error {
 	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	return l.apps.Patch(types.MergePatchType).Namespace(namespace).Resource("deployments").Name(name).Body([]byte(patch)).Do(ctx).Error()
+	return l.apps.Patch(types.MergePatchType).Namespace(namespace).Resource("deployments").Name(deploymentOf(foo)).Body([]byte(patch)).Do(ctx).Error()
 }
+
+// deploymentOf is the name of the Deployment the explorer's Foo named foo asks for.
+//
+// Why not the Foo's own name, as sample-controller's example does: the trace follows
+// a key, and a Deployment named like its Foo would share the Foo's key — the Foo's
+// journey would mix in the Deployment's events. With its own name, the Deployment's
+// journey joins the Foo's only where handleDeployment maps it (trace.Mapped).
+func deploymentOf(foo string) string { return foo + "-deployment" }
 
 // FailReconciles makes the next times reconciles of the Foo fail, then touches it so
 // that one starts.

@@ -59,6 +59,9 @@ const fields = {
   ],
 };
 
+// Fields whose values are sentences get a row of their own.
+const wide = new Set(["lastRelist", "lastWatchEnd", "lastBackoff", "indices", "lastCall", "lastError"]);
+
 const titles = { reflector: "Reflector", queue: "Queue", indexer: "Indexer", handler: "Handler", workqueue: "Workqueue", workers: "Workers" };
 
 // box builds one box: data-box is its id ("reflector:foos"), the one events name.
@@ -81,6 +84,10 @@ function box(kind, id, subtitle) {
     dt.textContent = label;
     const dd = document.createElement("dd");
     dd.dataset.field = field;
+    if (wide.has(field)) {
+      dt.className = "wide";
+      dd.className = "wide";
+    }
     dl.append(dt, dd);
   }
   el.append(dl);
@@ -170,7 +177,7 @@ function row(e) {
   text.className = "text";
   text.textContent = e.text;
   li.append(time, stage, source, text);
-  if (e.key) {
+  if (e.key && e.key !== following) {
     const a = document.createElement("button");
     a.type = "button";
     a.className = "key";

@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/examples/internal/cluster"
+	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/trace"
+)
+
+// startForTest runs the explorer on c for one test, on a free loopback port.
+func startForTest(t *testing.T, c *cluster.Cluster) *explorer {
+	t.Helper()
+	ln, err := listenLoopback("127.0.0.1:0")
+	require.NoError(t, err)
+	x, err := startExplorer(t.Context(), c, ln, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, x.Stop(), "the explorer stops cleanly") })
+	return x
+}
+
+// act posts an action as the page does and requires it to succeed.
+func (x *explorer) act(t *testing.T, action, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, x.URL+"api/"+action, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", strings.TrimSuffix(x.URL, "/"))
+	req.Header.Set(tokenHeader, x.token())
+	code, resp := do(t, req)
+	require.Equal(t, http.StatusOK, code, "%s %s: %s", action, body, resp)
+	t.Logf("%s %s → %s", action, body, resp)
+}
+
+// token reads the page's token the way the page's script does.
+func (x *explorer) token() string {
+	resp, err := http.Get(x.URL)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	_, rest, _ := bytes.Cut(b, []byte(`name="explore-token" content="`))
+	tok, _, _ := bytes.Cut(rest, []byte(`"`))
+	return string(tok)
+}
+
+// state is GET /state.
+func (x *explorer) state(t *testing.T) snapshot {
+	t.Helper()
+	resp, err := http.Get(x.URL + "state")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var s snapshot
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
+	return s
+}
+
+// informer is the snapshot's box of resource.
+func (s snapshot) informer(resource string) informerBox {
+	for _, i := range s.Informers {
+		if i.Resource == resource {
+			return i
+		}
+	}
+	return informerBox{}
+}
+
+func (s snapshot) handler(name string) handlerBox {
+	for _, h := range s.Handlers {
+		if h.Name == name {
+			return h
+		}
+	}
+	return handlerBox{}
+}
+
+// await polls the explorer's state until cond holds, failing after a minute with
+// what and the last state.
+func (x *explorer) await(t *testing.T, what string, cond func(snapshot) bool) snapshot {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		s := x.state(t)
+		if cond(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			b, _ := json.MarshalIndent(s, "", "  ")
+			t.Fatalf("waited a minute for %s; last state:\n%s", what, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// awaitJourney waits until key's journey has passed boxes, in that order.
+func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, got := x.hub.journey(key)
+		if len(got) >= len(boxes) && fmt.Sprint(got[:len(boxes)]) == fmt.Sprint(boxes) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("journey of %s: want boxes %v first, got %v", key, boxes, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func watching(s snapshot) bool {
+	return s.informer("foos").Reflector.Phase == "WATCH" && s.informer("deployments").Reflector.Phase == "WATCH"
+}
+
+// TestIntegrationExplorer runs the explorer on the embedded cluster and presses every
+// button, asserting what each one's Expect promises. The browser test goes first, on
+// the same cluster (see browser_integration_test.go).
+func TestIntegrationExplorer(t *testing.T) {
+	c := cluster.ForTest(t, cluster.Options{APIServerFlags: exploreAPIServerFlags})
+	x := startForTest(t, c)
+	x.await(t, "both informers watching", watching)
+
+	t.Run("in a real browser: create a Foo, follow its journey, cut the watch", func(t *testing.T) {
+		testInBrowser(t, x)
+	})
+
+	const foo = namespace + "/demo"
+	// reconciles counts the Foo's reconciles since an event number: those that
+	// succeeded, and those the fail-reconcile button failed. Other failures (a 409 on
+	// the status update when the Foo changed meanwhile) are retried and not counted.
+	reconciles := func(since uint64) (ok, injected int) {
+		events, _ := x.hub.since(since, ringSize)
+		for _, e := range events {
+			if e.Kind != trace.Reconciled || e.Key != foo {
+				continue
+			}
+			switch {
+			case e.Reason == "":
+				ok++
+			case strings.Contains(e.Reason, errInjected.Error()):
+				injected++
+			}
+		}
+		return ok, injected
+	}
+	replicasOf := func() int32 {
+		d, ok, _ := x.ctl.Deployments().Indexer().GetByKey(namespace + "/" + deploymentOf("demo"))
+		if !ok || d.Spec.Replicas == nil {
+			return -1
+		}
+		return *d.Spec.Replicas
+	}
+
+	t.Run("create-foo: the Foo passes every box in order, and the worker creates its Deployment", func(t *testing.T) {
+		x.act(t, "create-foo", `{"name":"demo","replicas":1}`)
+		x.awaitJourney(t, foo, "reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers")
+		x.await(t, "the Deployment in the cache", func(snapshot) bool { return replicasOf() == 1 })
+	})
+	t.Run("touch-foo: an update that changes nothing the controller reads still reaches a worker", func(t *testing.T) {
+		mark := x.hub.newest()
+		x.act(t, "touch-foo", `{"name":"demo"}`)
+		x.await(t, "a reconcile after the touch", func(snapshot) bool { ok, _ := reconciles(mark); return ok > 0 })
+	})
+	t.Run("scale-foo: the worker scales the Deployment", func(t *testing.T) {
+		x.act(t, "scale-foo", `{"name":"demo","replicas":3}`)
+		x.await(t, "the Deployment at 3 replicas", func(snapshot) bool { return replicasOf() == 3 })
+	})
+	t.Run("edit-deployment: the controller undoes a hand edit of its Deployment", func(t *testing.T) {
+		mark := x.hub.newest()
+		x.act(t, "edit-deployment", `{"name":"demo","replicas":7}`)
+		x.await(t, "handleDeployment to map the edit to the Foo, and the Deployment back at 3", func(snapshot) bool {
+			events, _ := x.hub.since(mark, ringSize)
+			mapped := false
+			for _, e := range events {
+				mapped = mapped || (e.Kind == trace.Mapped && e.Detail == foo)
+			}
+			return mapped && replicasOf() == 3
+		})
+	})
+	t.Run("fail-reconcile: three failures, rate limited, then a success and Forget", func(t *testing.T) {
+		before := x.state(t).Workqueue
+		mark := x.hub.newest()
+		x.act(t, "fail-reconcile", `{"name":"demo","times":3}`)
+		s := x.await(t, "three failed reconciles and then a good one", func(snapshot) bool {
+			ok, injected := reconciles(mark)
+			return injected == 3 && ok >= 1
+		})
+		assert.GreaterOrEqual(t, s.Workqueue.RateLimited-before.RateLimited, 3, "each failure was rate limited")
+		assert.Greater(t, s.Workqueue.Forgets, before.Forgets, "the success called Forget")
+		events, _ := x.hub.since(mark, ringSize)
+		var delays []time.Duration
+		for _, e := range events {
+			if e.Kind == trace.RateLimited && e.Key == foo {
+				delays = append(delays, e.Duration)
+			}
+		}
+		require.GreaterOrEqual(t, len(delays), 3)
+		assert.Less(t, delays[0], delays[1], "the backoff grows")
+		assert.Less(t, delays[1], delays[2], "the backoff grows")
+	})
+	t.Run("slow-handler: the slowed handler's backlog grows, the other keeps up", func(t *testing.T) {
+		x.act(t, "slow-handler", `{"handler":"enqueueFoo","delayMs":400}`)
+		for range 4 {
+			x.act(t, "touch-foo", `{"name":"demo"}`)
+		}
+		s := x.await(t, "enqueueFoo's backlog to drain", func(s snapshot) bool {
+			return s.handler("enqueueFoo").Backlog == 0 && !s.handler("enqueueFoo").InCall
+		})
+		assert.GreaterOrEqual(t, s.handler("enqueueFoo").HighWater, 2, "notifications waited behind the slow calls")
+		assert.Zero(t, s.handler("handleDeployment").Backlog)
+		x.act(t, "slow-handler", `{"handler":"enqueueFoo","delayMs":0}`)
+	})
+	t.Run("cut-watch: both reflectors watch again from their resourceVersion, without a LIST", func(t *testing.T) {
+		before := x.state(t)
+		x.act(t, "cut-watch", `{}`)
+		s := x.await(t, "both reflectors watching again", func(s snapshot) bool {
+			return watching(s) && s.informer("foos").Reflector.Watches > before.informer("foos").Reflector.Watches &&
+				s.informer("deployments").Reflector.Watches > before.informer("deployments").Reflector.Watches
+		})
+		for _, r := range []string{"foos", "deployments"} {
+			assert.Equal(t, before.informer(r).Reflector.Lists, s.informer(r).Reflector.Lists, "%s: no relist", r)
+			assert.NotEmpty(t, s.informer(r).Reflector.LastWatchEnd, r)
+		}
+	})
+	t.Run("compact-etcd, then cut-watch: the next watch gets 410 Gone and both reflectors relist", func(t *testing.T) {
+		before := x.state(t)
+		// Why wait: the watches began when the last subtest cut them. A watch cut less
+		// than a second after it began, with no event, is a "very short watch", which
+		// the reflector treats as a failure and relists for — that would hide the 410.
+		time.Sleep(time.Until(x.lastWatchStart().Add(1100 * time.Millisecond)))
+		// Why a write just before compacting: it moves etcd's revision past both
+		// reflectors' last resourceVersion. Compacting at revision R keeps R, so a
+		// reflector whose object was etcd's newest write could still watch from it.
+		require.NoError(t, bumpRevision(t, c))
+		x.act(t, "compact-etcd", `{}`)
+		x.act(t, "cut-watch", `{}`)
+		s := x.await(t, "both reflectors relisted and watching", func(s snapshot) bool {
+			return watching(s) && s.informer("foos").Reflector.Relists > before.informer("foos").Reflector.Relists &&
+				s.informer("deployments").Reflector.Relists > before.informer("deployments").Reflector.Relists
+		})
+		for _, r := range []string{"foos", "deployments"} {
+			assert.Contains(t, s.informer(r).Reflector.LastRelist, "compacted", r)
+			assert.Greater(t, s.informer(r).Reflector.Lists, before.informer(r).Reflector.Lists, r)
+		}
+	})
+	t.Run("delete-foo: the Foo leaves the cache", func(t *testing.T) {
+		x.act(t, "delete-foo", `{"name":"demo"}`)
+		x.await(t, "the Foo gone from the cache", func(snapshot) bool {
+			_, ok, _ := x.ctl.Foos().Indexer().GetByKey(foo)
+			return !ok
+		})
+	})
+	t.Run("restart-apiserver: the reflectors back off, then watch again; the cache keeps its objects", func(t *testing.T) {
+		before := x.state(t)
+		x.act(t, "restart-apiserver", `{}`)
+		s := x.await(t, "both reflectors watching again", func(s snapshot) bool {
+			return watching(s) && s.informer("foos").Reflector.Watches > before.informer("foos").Reflector.Watches &&
+				s.informer("deployments").Reflector.Watches > before.informer("deployments").Reflector.Watches
+		})
+		assert.NotEmpty(t, s.informer("foos").Reflector.LastWatchEnd)
+		_, ok, _ := x.ctl.Foos().Indexer().GetByKey(namespace + "/" + browserFoo)
+		assert.True(t, ok, "the cache kept the Foo the browser created")
+	})
+}
+
+// lastWatchStart is when the most recent watch began.
+func (x *explorer) lastWatchStart() time.Time {
+	events, _ := x.hub.since(0, ringSize)
+	var last time.Time
+	for _, e := range events {
+		if e.Kind == trace.WatchStarted {
+			last = e.Time
+		}
+	}
+	return last
+}
+
+// bumpRevision writes a ConfigMap in the explorer's namespace, through Direct.
+func bumpRevision(t *testing.T, c *cluster.Cluster) error {
+	core, _, err := kube.NewRESTClient(c.Direct, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "bump-", Namespace: namespace}}
+	return core.Post().Namespace(namespace).Resource("configmaps").Body(cm).Do(t.Context()).Error()
+}
