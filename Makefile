@@ -5,7 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
 
-.PHONY: all demo lab test unit lint bench controlplane cluster cluster-down check-go
+.PHONY: all demo lab explore test unit lint bench controlplane cluster cluster-down check-go
 
 all: lint test
 
@@ -45,6 +45,10 @@ demo: controlplane
 ## lab: every question in docs/lab.md answered by an experiment on the embedded cluster (or $$KUBECONFIG); NAME="a b" runs some
 lab: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/lab $(NAME)
+
+## explore: the pipeline live in the browser — foo-controller traced, buttons for changes and faults; prints the URL (ADDR=127.0.0.1:8077)
+explore: controlplane
+	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077)
 
 ## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG line
 cluster: controlplane
