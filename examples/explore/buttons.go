@@ -76,7 +76,7 @@ func actions() []action {
 			Name: "cut-watch", Label: "Cut the watch", Fault: true,
 			Expect: "Both reflectors' watches end (the stream closed), and each re-watches from its last resourceVersion without a LIST: the watch count goes up, the list count does not. " +
 				"Cut a watch less than a second old that has seen no event, though, and the reflector relists: a very short watch counts as a failure.",
-			Lab:    "watch-cut", Chapter: "docs/03-reflector.md#the-state-machine",
+			Lab: "watch-cut", Chapter: "docs/03-reflector.md#the-state-machine",
 			run: func(_ context.Context, w world, _ args) (string, error) {
 				n, err := w.CutWatch()
 				return fmt.Sprintf("cut %d connection(s) between the informers and the apiserver", n), err
