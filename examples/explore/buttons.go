@@ -95,7 +95,7 @@ func actions() []action {
 			Name: "restart-apiserver", Label: "Restart the apiserver", Fault: true,
 			Expect: "The watches end. A request made while the apiserver is down fails: a refused connection is retried after a backoff (BACKOFF), any other error — a reset, a stream closed at once — makes the reflector relist (the relist count and its reason). " +
 				"When the apiserver is back the reflectors list or watch again, and the cache keeps every object throughout.",
-			Lab:    "apiserver-restart", Chapter: "docs/03-reflector.md#around-the-cycle",
+			Lab: "apiserver-restart", Chapter: "docs/03-reflector.md#around-the-cycle",
 			run: func(ctx context.Context, w world, _ args) (string, error) {
 				return "restarted kube-apiserver on the same etcd", w.RestartAPIServer(ctx)
 			},
