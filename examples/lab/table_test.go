@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/examples/internal/cluster"
 )
 
 func TestEveryScenarioIsNamedDescribedAndRunnable(t *testing.T) {
@@ -46,7 +48,7 @@ func TestAFaultScenarioIsSkippedOnAClusterWithoutFaults(t *testing.T) {
 		ran = true
 		return &Report{}, nil
 	}}
-	res := run(t.Context(), &Lab{}, s)
+	res := run(t.Context(), &Lab{Cluster: &cluster.Cluster{}}, s)
 	assert.False(t, ran)
 	assert.Contains(t, res.skipped, "cuts connections needs the local control plane")
 	assert.True(t, res.passed(), "a skip is not a failure")
