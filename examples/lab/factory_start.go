@@ -112,8 +112,10 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	factoryTook := time.Since(t0)
 	secretsCachedThen := len(secrets.Indexer().ListKeys())
 	r.Do("factory.WaitForCacheSync(ctx), then informer.WaitForCacheSync(ctx with a %s timeout, Secrets informer)", lateWait)
-	wctx, cancel := context.WithTimeout(ctx, lateWait)
+	// Why t0 first: the deadline counts from WithTimeout; timed from after it, the
+	// wait could measure a hair under lateWait.
 	t0 = time.Now()
+	wctx, cancel := context.WithTimeout(ctx, lateWait)
 	lateErr := informer.WaitForCacheSync(wctx, secrets)
 	lateTook := time.Since(t0)
 	cancel()
