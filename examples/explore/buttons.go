@@ -84,11 +84,12 @@ func actions() []action {
 		},
 		{
 			Name: "compact-etcd", Label: "Compact etcd", Fault: true,
-			Expect: "Nothing yet: a running watch is not affected. The next watch from an older resourceVersion — press Cut the watch — gets 410 Gone, and the reflector relists: the relist count goes up with its reason.",
-			Lab:    "compaction-410", Chapter: "docs/03-reflector.md#resource-versions-in-one-paragraph",
+			Expect: "Two writes to a ConfigMap no informer here watches move etcd past the reflectors' resourceVersions, then etcd compacts its history. Nothing shows yet: a running watch is not affected. " +
+				"The next watch — press Cut the watch — asks for history that is gone, gets 410 Gone, and the reflector relists: the relist count goes up with its reason.",
+			Lab: "compaction-410", Chapter: "docs/03-reflector.md#resource-versions-in-one-paragraph",
 			run: func(ctx context.Context, w world, _ args) (string, error) {
 				rev, err := w.CompactEtcd(ctx)
-				return fmt.Sprintf("compacted etcd up to revision %d", rev), err
+				return fmt.Sprintf("wrote ConfigMap compaction-marker twice, then compacted etcd up to revision %d", rev), err
 			},
 		},
 		{

@@ -33,6 +33,7 @@ type live struct {
 	cluster *cluster.Cluster
 	foos    *fooclient.Client
 	apps    *rest.RESTClient
+	core    *rest.RESTClient
 
 	mu       sync.Mutex
 	failLeft map[controller.Key]int   // reconciles still to fail, per Foo; guarded by mu
@@ -49,12 +50,11 @@ func newLive(ctx context.Context, c *cluster.Cluster) (*live, error) {
 	if l.apps, _, err = kube.NewRESTClient(c.Direct, appsv1.SchemeGroupVersion, nil, appsv1.AddToScheme); err != nil {
 		return nil, err
 	}
-	core, _, err := kube.NewRESTClient(c.Direct, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
-	if err != nil {
+	if l.core, _, err = kube.NewRESTClient(c.Direct, corev1.SchemeGroupVersion, nil, corev1.AddToScheme); err != nil {
 		return nil, err
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if err := core.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
+	if err := l.core.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, fmt.Errorf("creating namespace %s: %w", namespace, err)
 	}
 	return l, nil
@@ -147,6 +147,30 @@ func (l *live) SlowHandler(handler string, delay time.Duration) {
 
 func (l *live) CutWatch() (int, error) { return l.cluster.Cut() }
 
-func (l *live) CompactEtcd(ctx context.Context) (int64, error) { return l.cluster.CompactEtcd(ctx) }
+// CompactEtcd writes twice to a ConfigMap no informer here watches, then compacts
+// etcd up to its newest revision.
+//
+// Why the writes: compacting at revision R keeps R itself, and a watch from
+// resourceVersion V asks for the revisions from V+1. On a quiet cluster a reflector's
+// last resourceVersion can be etcd's newest revision or the one before it, and its
+// next watch would still be served. Two writes the reflectors do not see put R at
+// least two past them, so the next watch gets 410 Gone.
+func (l *live) CompactEtcd(ctx context.Context) (int64, error) {
+	if !l.cluster.Local {
+		return 0, cluster.ErrNeedsLocalControlPlane
+	}
+	const marker = "compaction-marker"
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: marker, Namespace: namespace}}
+	if err := l.core.Post().Namespace(namespace).Resource("configmaps").Body(cm).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
+		return 0, err
+	}
+	for i := range 2 {
+		patch := fmt.Sprintf(`{"data":{"write":"%d at %s"}}`, i, time.Now().Format(time.RFC3339Nano))
+		if err := l.core.Patch(types.MergePatchType).Namespace(namespace).Resource("configmaps").Name(marker).Body([]byte(patch)).Do(ctx).Error(); err != nil {
+			return 0, err
+		}
+	}
+	return l.cluster.CompactEtcd(ctx)
+}
 
 func (l *live) RestartAPIServer(ctx context.Context) error { return l.cluster.RestartAPIServer(ctx) }
