@@ -220,15 +220,17 @@ async function follow(key) {
   showEvents();
 }
 
+// Under a burst the stream sends many batches a second; the page redraws the
+// timeline at most every 100ms and refetches a followed journey at most every 300ms.
 let refetch = null;
+let redraw = null;
 function onEvents(events) {
   recent = recent.concat(events).slice(-maxRows);
   pulse(events);
   if (following) {
-    // Refresh the journey at most every 300ms while events keep coming.
     if (!refetch) refetch = setTimeout(() => { refetch = null; follow(following); }, 300);
-  } else {
-    showEvents();
+  } else if (!redraw) {
+    redraw = setTimeout(() => { redraw = null; if (!following) showEvents(); }, 100);
   }
 }
 
