@@ -15,18 +15,38 @@ import (
 // Events without a key (a LIST, a watch starting, a backoff) are not part of any
 // journey.
 func Journey(events []Event, key string) []Event {
-	follow := map[string]bool{key: true}
+	f := NewFollower(key)
 	var out []Event
 	for _, e := range events {
-		if e.Key == "" || !follow[e.Key] {
-			continue
-		}
-		out = append(out, e)
-		if e.Kind == Mapped && e.Detail != "" {
-			follow[e.Detail] = true
+		if f.Next(e) {
+			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// Follower is Journey's rule one event at a time, for a caller that keeps events in
+// storage of its own (a ring, a file) and should not copy them into a slice first.
+// Feed it every event in order.
+type Follower struct {
+	follow map[string]bool
+}
+
+// NewFollower starts following key.
+func NewFollower(key string) *Follower {
+	return &Follower{follow: map[string]bool{key: true}}
+}
+
+// Next reports whether e is part of the journey; a Mapped event that is makes the
+// follower take up its target key (Detail) from then on.
+func (f *Follower) Next(e Event) bool {
+	if e.Key == "" || !f.follow[e.Key] {
+		return false
+	}
+	if e.Kind == Mapped && e.Detail != "" {
+		f.follow[e.Detail] = true
+	}
+	return true
 }
 
 // Filter returns the events for which keep returns true, in order.

@@ -73,6 +73,27 @@ func TestJourneyFollowsAKeyIntoTheWorkqueueKeysItWasMappedTo(t *testing.T) {
 	}, kinds)
 }
 
+func TestAFollowerFedEventByEventAgreesWithJourney(t *testing.T) {
+	events := []Event{
+		{Kind: WatchEvent, Key: "ns/a"},
+		{Kind: Added, Key: "ns/b"},
+		{Kind: Mapped, Key: "ns/a", Detail: "ns/b"},
+		{Kind: Added, Key: "ns/b"},
+		{Kind: Relist},
+		{Kind: Mapped, Key: "ns/b", Detail: "ns/c"},
+		{Kind: Got, Key: "ns/c"},
+	}
+	f := NewFollower("ns/a")
+	var got []Event
+	for _, e := range events {
+		if f.Next(e) {
+			got = append(got, e)
+		}
+	}
+	assert.Equal(t, Journey(events, "ns/a"), got)
+	assert.Len(t, got, 5, "a, the mapping, b after it, b's mapping, c after it")
+}
+
 func TestTheTimelinePrintsOffsetsStagesSourcesAndSentences(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, WriteTimeline(&b, []Event{

@@ -100,10 +100,7 @@ type numbered struct {
 func (h *hub) since(seq uint64, limit int) (events []numbered, missed uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	oldest := uint64(1)
-	if h.last > uint64(len(h.ring)) {
-		oldest = h.last - uint64(len(h.ring)) + 1
-	}
+	oldest := h.oldestLocked()
 	if seq+1 < oldest {
 		missed = oldest - (seq + 1)
 		seq = oldest - 1
@@ -112,6 +109,14 @@ func (h *hub) since(seq uint64, limit int) (events []numbered, missed uint64) {
 		events = append(events, numbered{Seq: n, Event: h.ring[(n-1)%uint64(len(h.ring))]})
 	}
 	return events, missed
+}
+
+// oldestLocked is the number of the oldest event still in the ring.
+func (h *hub) oldestLocked() uint64 {
+	if h.last > uint64(len(h.ring)) {
+		return h.last - uint64(len(h.ring)) + 1
+	}
+	return 1
 }
 
 // newest is the number of the newest event.
@@ -143,35 +148,23 @@ func (h *hub) snapshot() snapshot {
 }
 
 // journey is every kept event about key, following the keys it caused work for
-// (trace.Journey), with the boxes they light up in the order they were first reached.
+// (trace.Journey's rule), with the boxes they light up in the order they were first
+// reached. It walks the ring in place, under mu, copying only the journey's events.
 func (h *hub) journey(key string) (events []numbered, boxes []string) {
-	all, _ := h.since(0, len(h.ring))
-	plain := make([]trace.Event, len(all))
-	for i, n := range all {
-		plain[i] = n.Event
-	}
-	// Why match by time and content: trace.Journey returns events, not positions; the
-	// numbers are found again by walking both lists in order.
-	j := trace.Journey(plain, key)
-	i := 0
-	for _, e := range j {
-		for i < len(all) && !sameEvent(all[i].Event, e) {
-			i++
+	f := trace.NewFollower(key)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for n := h.oldestLocked(); n <= h.last; n++ {
+		e := h.ring[(n-1)%uint64(len(h.ring))]
+		if !f.Next(e) {
+			continue
 		}
-		if i == len(all) {
-			break
-		}
-		events = append(events, all[i])
+		events = append(events, numbered{Seq: n, Event: e})
 		if b := boxOf(e); b != "" && !slices.Contains(boxes, b) {
 			boxes = append(boxes, b)
 		}
-		i++
 	}
 	return events, boxes
-}
-
-func sameEvent(a, b trace.Event) bool {
-	return a.Time.Equal(b.Time) && a.Kind == b.Kind && a.Source == b.Source && a.Key == b.Key
 }
 
 // boxOf names the diagram box an event belongs to: "reflector:foos",
