@@ -96,12 +96,11 @@ func (l *live) CreateFoo(ctx context.Context, name string, replicas int32) error
 // TouchFoo sets an annotation: an update that changes no field the controller reads.
 func (l *live) TouchFoo(ctx context.Context, name string) error {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"kubeinternals.io/touched":%q}}}`, time.Now().Format(time.RFC3339Nano))
-	return l.foos.RESTClient().Patch(types.MergePatchType).Namespace(namespace).Resource("foos").Name(name).Body([]byte(patch)).Do(ctx).Error()
+	return mergePatch(ctx, l.foos.RESTClient(), "foos", name, patch)
 }
 
 func (l *live) ScaleFoo(ctx context.Context, name string, replicas int32) error {
-	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	return l.foos.RESTClient().Patch(types.MergePatchType).Namespace(namespace).Resource("foos").Name(name).Body([]byte(patch)).Do(ctx).Error()
+	return mergePatch(ctx, l.foos.RESTClient(), "foos", name, fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
 }
 
 func (l *live) DeleteFoo(ctx context.Context, name string) error {
@@ -111,8 +110,13 @@ func (l *live) DeleteFoo(ctx context.Context, name string) error {
 // ScaleDeployment changes the Deployment of the Foo named foo behind the controller's
 // back.
 func (l *live) ScaleDeployment(ctx context.Context, foo string, replicas int32) error {
-	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas)
-	return l.apps.Patch(types.MergePatchType).Namespace(namespace).Resource("deployments").Name(deploymentOf(foo)).Body([]byte(patch)).Do(ctx).Error()
+	return mergePatch(ctx, l.apps, "deployments", deploymentOf(foo), fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+}
+
+// mergePatch applies a JSON merge patch to the object name of resource in the
+// explorer's namespace.
+func mergePatch(ctx context.Context, c rest.Interface, resource, name, patch string) error {
+	return c.Patch(types.MergePatchType).Namespace(namespace).Resource(resource).Name(name).Body([]byte(patch)).Do(ctx).Error()
 }
 
 // deploymentOf is the name of the Deployment the explorer's Foo named foo asks for.
@@ -166,7 +170,7 @@ func (l *live) CompactEtcd(ctx context.Context) (int64, error) {
 	}
 	for i := range 2 {
 		patch := fmt.Sprintf(`{"data":{"write":"%d at %s"}}`, i, time.Now().Format(time.RFC3339Nano))
-		if err := l.core.Patch(types.MergePatchType).Namespace(namespace).Resource("configmaps").Name(marker).Body([]byte(patch)).Do(ctx).Error(); err != nil {
+		if err := mergePatch(ctx, l.core, "configmaps", marker, patch); err != nil {
 			return 0, err
 		}
 	}

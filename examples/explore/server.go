@@ -54,10 +54,8 @@ func newServer(h *hub, w world, addr string, local bool, done chan struct{}) (*s
 	if err != nil {
 		return nil, err
 	}
+	// The address it listens on, and localhost, which the browser may have typed.
 	hosts := []string{net.JoinHostPort(host, port), net.JoinHostPort("localhost", port)}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		hosts = append(hosts, net.JoinHostPort("127.0.0.1", port), net.JoinHostPort("::1", port))
-	}
 	return &server{hub: h, world: w, actions: actions(), token: hex.EncodeToString(token), hosts: hosts, local: local, done: done, page: page}, nil
 }
 
