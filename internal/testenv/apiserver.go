@@ -134,17 +134,20 @@ func launchOnce(ctx context.Context, opts Options) (_ *Env, err error) {
 	}
 	e.Config = &rest.Config{
 		Host:            "https://127.0.0.1:" + strconv.Itoa(e.apiPort),
-		BearerToken:     e.creds.adminToken,
+		BearerToken:     e.creds.tokens[admin.user],
 		TLSClientConfig: rest.TLSClientConfig{Insecure: true}, // kube-apiserver's self-signed serving cert
 		QPS:             -1,                                   // no client-side throttling against a local server
 	}
-	if e.Kubeconfig, err = writeKubeconfig(e.Dir, e.Config); err != nil {
+	if e.Kubeconfig, err = writeKubeconfig(e.Dir, e.Config.Host, admin, e.Config.BearerToken); err != nil {
 		return nil, err
 	}
 	if err := e.startEtcd(ctx); err != nil {
 		return nil, err
 	}
 	if err := e.startAPIServer(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.bindClusterAdmins(ctx); err != nil {
 		return nil, err
 	}
 	if opts.Profile == Cluster {
@@ -183,6 +186,12 @@ func (e *Env) startEtcd(ctx context.Context) error {
 	})
 }
 
+// apiServerArgs are kubeadm's kube-apiserver flags (what kind runs), less what needs a
+// certificate authority, a kubelet or an aggregated API server, plus what loopback and
+// our credentials need. docs/local-cluster.md lists them against kind's, with the
+// reason for each difference.
+//
+// kubeadm: cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand
 func (e *Env) apiServerArgs() []string {
 	args := []string{
 		"--etcd-servers=" + e.etcdURL(),
@@ -190,14 +199,23 @@ func (e *Env) apiServerArgs() []string {
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--cert-dir=" + e.creds.certDir,
+		"--token-auth-file=" + e.creds.tokenFile,
 		"--service-account-key-file=" + e.creds.saKeyFile,
 		"--service-account-signing-key-file=" + e.creds.saKeyFile,
-		"--service-account-issuer=https://kubernetes.default.svc",
-		"--token-auth-file=" + e.creds.tokenFile,
-		"--authorization-mode=AlwaysAllow",
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-cluster-ip-range=10.96.0.0/16",
-		"--disable-admission-plugins=ServiceAccount",
-		"--enable-priority-and-fairness=false",
+		"--authorization-mode=Node,RBAC",
+		// In addition to the default plugins (NamespaceLifecycle, ServiceAccount,
+		// PodSecurity, ResourceQuota, the admission webhooks and policies, …).
+		"--enable-admission-plugins=NodeRestriction",
+		"--enable-bootstrap-token-auth=true",
+		"--allow-privileged=true",
+	}
+	if e.opts.Profile == APIServer {
+		// Why: the ServiceAccount plugin refuses every Pod whose ServiceAccount does not
+		// exist, and "default" is created in each namespace by kube-controller-manager,
+		// which this profile does not run.
+		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
 	return append(args, e.opts.APIServerFlags...)
 }
@@ -210,7 +228,9 @@ func (e *Env) startAPIServer(ctx context.Context) error {
 	e.apiserver = p
 	return waitFor(ctx, e.opts.ReadyTimeout, p, func(c *http.Client) bool {
 		req, _ := http.NewRequest(http.MethodGet, e.Config.Host+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+e.creds.adminToken)
+		// Why the super-admin: /readyz is public, but only once the RBAC bootstrap
+		// policy exists; system:masters is allowed before that.
+		req.Header.Set("Authorization", "Bearer "+e.creds.tokens[superAdmin.user])
 		resp, err := c.Do(req)
 		if err != nil {
 			return false

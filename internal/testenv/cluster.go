@@ -16,30 +16,51 @@ import (
 // FakeNodeName is the node kwok manages in the Cluster profile.
 const FakeNodeName = "kwok-node-0"
 
-// startClusterComponents starts kube-controller-manager, kube-scheduler and kwok, then
-// registers one fake node and waits until kwok reports it Ready.
+// startClusterComponents starts kube-controller-manager, kube-scheduler and kwok, each
+// as its own identity under RBAC, then registers one fake node and waits until kwok
+// reports it Ready.
 func (e *Env) startClusterComponents(ctx context.Context) error {
+	if err := e.grantKwok(ctx); err != nil {
+		return err
+	}
+	conf := map[string]string{} // user → kubeconfig path
+	for _, id := range []identity{controllerManager, scheduler, kwok} {
+		path, err := writeKubeconfig(e.Dir, e.Config.Host, id, e.creds.tokens[id.user])
+		if err != nil {
+			return err
+		}
+		conf[id.user] = path
+	}
+	// kubeadm: cmd/kubeadm/app/phases/controlplane/manifests.go getControllerManagerCommand
+	// and getSchedulerCommand, less leader election (one replica), the serving endpoints
+	// and the certificate signer (we have no CA).
 	components := []struct {
 		name string
 		args []string
 	}{
 		{"kube-controller-manager", []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + conf[controllerManager.user],
+			// Why: each controller then acts as its own ServiceAccount in kube-system
+			// (replicaset-controller, generic-garbage-collector, …) with its own
+			// bootstrap ClusterRole, as on kind, instead of as the manager's identity.
+			"--use-service-account-credentials=true",
+			"--controllers=*,bootstrapsigner,tokencleaner",
 			"--leader-elect=false",
 			"--secure-port=0", // no metrics/health endpoint: nothing reads it, and no port to collide
-			"--controllers=*",
 			"--service-account-private-key-file=" + e.creds.saKeyFile,
+			// Published to every namespace as the ConfigMap kube-root-ca.crt: what a pod
+			// verifies the apiserver with.
 			"--root-ca-file=" + filepath.Join(e.creds.certDir, "apiserver.crt"),
 		}},
 		{"kube-scheduler", []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + conf[scheduler.user],
 			"--leader-elect=false",
 			"--secure-port=0",
 		}},
 		// kwok plays the kubelet for nodes annotated kwok.x-k8s.io/node=fake: it keeps
 		// them Ready and moves their pods to Running, with its built-in default stages.
 		{"kwok", []string{
-			"--kubeconfig=" + e.Kubeconfig,
+			"--kubeconfig=" + conf[kwok.user],
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 			"--cidr=10.0.0.1/24",
@@ -75,7 +96,7 @@ func (e *Env) createFakeNode(ctx context.Context) error {
 			"capacity":    map[string]string{"cpu": "32", "memory": "256Gi", "pods": "110"},
 		},
 	}
-	_, err := e.do(ctx, http.MethodPost, "/api/v1/nodes", node)
+	_, err := e.doAs(ctx, admin, http.MethodPost, "/api/v1/nodes", node)
 	return err
 }
 
@@ -87,7 +108,7 @@ func (e *Env) waitNodeReady(ctx context.Context, timeout time.Duration) error {
 				return err
 			}
 		}
-		body, err := e.do(ctx, http.MethodGet, "/api/v1/nodes/"+FakeNodeName, nil)
+		body, err := e.doAs(ctx, admin, http.MethodGet, "/api/v1/nodes/"+FakeNodeName, nil)
 		if err == nil {
 			var n struct {
 				Status struct {
@@ -113,9 +134,11 @@ func (e *Env) waitNodeReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// do sends one JSON request to the apiserver with the admin credentials.
-func (e *Env) do(ctx context.Context, method, path string, body any) ([]byte, error) {
-	client, err := rest.HTTPClientFor(e.Config)
+// doAs sends one JSON request to the apiserver as id.
+func (e *Env) doAs(ctx context.Context, id identity, method, path string, body any) ([]byte, error) {
+	cfg := rest.CopyConfig(e.Config)
+	cfg.BearerToken = e.creds.tokens[id.user]
+	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
