@@ -20,7 +20,7 @@ const (
 	SourceEnv
 	// SourceHome: ~/.kube/config.
 	SourceHome
-	// SourceInCluster: the pod's service account (rest.InClusterConfig).
+	// SourceInCluster: the pod's service account (InClusterConfig).
 	SourceInCluster
 )
 
@@ -98,7 +98,7 @@ func Resolve(in Lookup) (paths []string, src Source) {
 // doc.go for the changed order).
 func LoadConfig(kubeconfigFlag string) (*rest.Config, Source, error) {
 	home, _ := os.UserHomeDir() // Why ignore: no home simply means no ~/.kube/config.
-	return loadConfig(Lookup{Flag: kubeconfigFlag, KubeconfigEnv: os.Getenv("KUBECONFIG"), Home: home}, rest.InClusterConfig)
+	return loadConfig(Lookup{Flag: kubeconfigFlag, KubeconfigEnv: os.Getenv("KUBECONFIG"), Home: home}, inClusterFromEnv)
 }
 
 // loadConfig is LoadConfig with the environment and the in-cluster loader injected.
