@@ -193,17 +193,7 @@ func TestFooControllerAgainstACluster(t *testing.T) {
 	})
 
 	t.Run("a Deployment the Foo does not own is left alone and a Warning ErrResourceExists Event is recorded", func(t *testing.T) {
-		theirs := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: "taken", Namespace: ns},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: ptr.To[int32](1),
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "theirs"}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "theirs"}},
-					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
-				},
-			},
-		}
+		theirs := unownedDeployment(ns, "taken")
 		require.NoError(t, c.apps.Post().Namespace(ns).Resource("deployments").Body(theirs).Do(ctx).Error())
 		c.createFoo(t, ctx, ns, "squatter", "taken", 2)
 

@@ -1,0 +1,209 @@
+package controller_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/examples/internal/incluster"
+	"github.com/kubeinternals/informers/internal/testenv"
+)
+
+// TestInClusterAsItsServiceAccount runs the foo-controller binary, built with the
+// Dockerfile's go build line, as the ServiceAccount of artifacts/rbac.yaml on the
+// RBAC-enabled embedded cluster, through the in-cluster config path: whatever the
+// ClusterRole lacks shows up here as a 403, as it would on kind.
+func TestInClusterAsItsServiceAccount(t *testing.T) {
+	binary, build := incluster.DockerfileBuild(t, "examples/foo-controller/artifacts/Dockerfile")
+	t.Run("the Dockerfile builds a static binary with the Go of go.mod", func(t *testing.T) {
+		assert.Contains(t, build.Env, "CGO_ENABLED=0", "the distroless/static base has no libc")
+		assert.Equal(t, "./examples/foo-controller", build.Package)
+		goMod, err := os.ReadFile(filepath.Join(incluster.RepoRoot(), "go.mod"))
+		require.NoError(t, err)
+		var goVersion string
+		for line := range strings.SplitSeq(string(goMod), "\n") {
+			if v, ok := strings.CutPrefix(line, "go "); ok {
+				goVersion = v
+			}
+		}
+		parts := strings.SplitN(goVersion, ".", 3)
+		require.GreaterOrEqual(t, len(parts), 2, "go directive %q", goVersion)
+		assert.Equal(t, "golang:"+parts[0]+"."+parts[1], build.GoImage, "the build image's Go must satisfy go.mod's go %s", goVersion)
+	})
+
+	env := testenv.Start(t, testenv.Options{Profile: testenv.Cluster})
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+	c := newCluster(t, ctx, env.Config) // the CRD, installed by the admin
+
+	rbac, err := incluster.Parse(artifacts.RBAC())
+	require.NoError(t, err)
+	require.NoError(t, incluster.Apply(ctx, env.Config, rbac))
+	var deployment appsv1.Deployment
+	require.NoError(t, yaml.UnmarshalStrict(artifacts.Deployment(), &deployment))
+	manifests, err := incluster.Parse(artifacts.Deployment())
+	require.NoError(t, err)
+	require.NoError(t, incluster.Apply(ctx, env.Config, manifests))
+
+	t.Run("deployment.yaml is admitted in the restricted namespace and its pod runs as the ServiceAccount", func(t *testing.T) {
+		// ServiceAccount admission refuses a pod whose ServiceAccount does not exist, and
+		// PodSecurity one whose securityContext breaks "restricted"; the ReplicaSet
+		// controller would then report FailedCreate and the Deployment never be Available.
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			d, err := c.deployment(ctx, deployment.Namespace, deployment.Name)
+			require.NoError(ct, err)
+			assert.Equal(ct, int32(1), d.Status.AvailableReplicas)
+		}, waitFor, tick)
+		var pods corev1.PodList
+		require.NoError(t, c.core.Get().Namespace(deployment.Namespace).Resource("pods").Do(ctx).Into(&pods))
+		require.Len(t, pods.Items, 1)
+		assert.Equal(t, "foo-controller", pods.Items[0].Spec.ServiceAccountName)
+	})
+	// The pod above runs no container (kwok only reports it Running); the binary runs here.
+	pod, err := incluster.MountServiceAccount(ctx, env.Config, t.TempDir(), deployment.Namespace, deployment.Spec.Template.Spec.ServiceAccountName)
+	require.NoError(t, err)
+	args := deployment.Spec.Template.Spec.Containers[0].Args
+	ns := c.namespace(t, ctx, "as-service-account")
+
+	t.Run("the whole life of a Foo succeeds with exactly the permissions rbac.yaml grants", func(t *testing.T) {
+		p := incluster.Start(t, binary, args, pod.Env)
+		_, err := p.AwaitOutput(time.Minute, `"msg":"connecting"`, `"from":"in-cluster service account"`)
+		require.NoError(t, err, "it found no kubeconfig and took the in-cluster path")
+		_, err = p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
+		require.NoError(t, err, "its informers synced: list and watch on foos and deployments are allowed")
+
+		foo := c.createFoo(t, ctx, ns, "life", "life", 1)
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			d, err := c.deployment(ctx, ns, "life")
+			require.NoError(ct, err, "create deployments")
+			assert.True(ct, metav1.IsControlledBy(d, foo))
+			got := mustGetFoo(ctx, ct, c, ns, "life")
+			assert.Equal(ct, int32(1), got.Status.AvailableReplicas, "update foos/status")
+		}, waitFor, tick)
+
+		c.setFooReplicas(t, ctx, ns, "life", 3)
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			d, err := c.deployment(ctx, ns, "life")
+			require.NoError(ct, err)
+			assert.Equal(ct, int32(3), *d.Spec.Replicas, "update deployments")
+			assert.Equal(ct, int32(3), mustGetFoo(ctx, ct, c, ns, "life").Status.AvailableReplicas)
+		}, waitFor, tick)
+
+		theirs := unownedDeployment(ns, "theirs")
+		require.NoError(t, c.apps.Post().Namespace(ns).Resource("deployments").Body(theirs).Do(ctx).Error())
+		c.createFoo(t, ctx, ns, "squatter", "theirs", 1)
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			evs, err := c.eventsAbout(ctx, ns, "squatter", controller.ReasonResourceExists)
+			require.NoError(ct, err)
+			require.NotEmpty(ct, evs, "create events.k8s.io events")
+			assert.Equal(ct, corev1.EventTypeWarning, evs[0].Type)
+		}, waitFor, tick)
+
+		require.NoError(t, c.foos.Foos(ns).Delete(ctx, "life", metav1.DeleteOptions{}))
+		require.EventuallyWithT(t, func(ct *assert.CollectT) {
+			_, err := c.deployment(ctx, ns, "life")
+			assert.True(ct, apierrors.IsNotFound(err), "the garbage collector removed the owned Deployment: %v", err)
+		}, waitFor, tick)
+
+		require.NoError(t, p.Stop(30*time.Second), "SIGTERM ends it cleanly")
+		out := p.Output()
+		assert.Contains(t, out, `"msg":"stopped cleanly"`)
+		assert.NotContains(t, strings.ToLower(out), "forbidden", "no request was refused")
+		for line := range strings.SplitSeq(out, "\n") {
+			if strings.Contains(line, `"level":"ERROR"`) {
+				assert.Contains(t, line, ns+"/squatter", "the only failing syncs are the squatter's")
+			}
+		}
+	})
+
+	role := incluster.Find(rbac, "ClusterRole", "foo-controller")
+	require.NotNil(t, role)
+
+	t.Run("without list on foos it exits at once with the 403 as the reason the cache did not sync", func(t *testing.T) {
+		require.NoError(t, incluster.Replace(ctx, env.Config, withoutVerb(t, role, "foos", "list")))
+		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "list", "samplecontroller.k8s.io", "foos"))
+		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
+
+		p := incluster.Start(t, binary, args, pod.Env)
+		select {
+		case <-p.Exited():
+		case <-time.After(time.Minute):
+			t.Fatal("still running a minute after start: a 403 must not be waited out")
+		}
+		assert.Equal(t, 1, p.ExitCode())
+		line, err := p.AwaitOutput(0, `"msg":"controller failed"`, "caches did not sync", "forbidden",
+			pod.User, `cannot list resource \"foos\"`)
+		require.NoError(t, err, "the reason names who was refused what")
+		t.Logf("the reason, as logged: %s", line)
+	})
+
+	t.Run("without create on deployments the failing write is logged with its 403", func(t *testing.T) {
+		require.NoError(t, incluster.Replace(ctx, env.Config, withoutVerb(t, role, "deployments", "create")))
+		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "create", "apps", "deployments"))
+		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
+
+		p := incluster.Start(t, binary, args, pod.Env)
+		_, err := p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
+		require.NoError(t, err)
+		c.createFoo(t, ctx, ns, "refused", "refused", 1)
+		line, err := p.AwaitOutput(time.Minute, `"msg":"sync failed"`, ns+"/refused", "forbidden",
+			`cannot create resource \"deployments\"`)
+		require.NoError(t, err)
+		t.Logf("the failing write, as logged: %s", line)
+		_, err = c.deployment(ctx, ns, "refused")
+		assert.True(t, apierrors.IsNotFound(err), "%v", err)
+		require.NoError(t, p.Stop(30*time.Second))
+	})
+}
+
+// withoutVerb returns a copy of the ClusterRole whose rule for resource lacks verb.
+func withoutVerb(t *testing.T, role *unstructured.Unstructured, resource, verb string) *unstructured.Unstructured {
+	t.Helper()
+	out := role.DeepCopy()
+	rules, _, err := unstructured.NestedSlice(out.Object, "rules")
+	require.NoError(t, err)
+	removed := false
+	for _, r := range rules {
+		rule := r.(map[string]any)
+		resources, _, _ := unstructured.NestedStringSlice(rule, "resources")
+		verbs, _, _ := unstructured.NestedStringSlice(rule, "verbs")
+		if slices.Contains(resources, resource) && slices.Contains(verbs, verb) {
+			verbs = slices.DeleteFunc(verbs, func(v string) bool { return v == verb })
+			require.NoError(t, unstructured.SetNestedStringSlice(rule, verbs, "verbs"))
+			removed = true
+		}
+	}
+	require.True(t, removed, "no rule grants %s on %s", verb, resource)
+	require.NoError(t, unstructured.SetNestedSlice(out.Object, rules, "rules"))
+	return out
+}
+
+func unownedDeployment(ns, name string) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			},
+		},
+	}
+}
