@@ -134,9 +134,8 @@ func splitWords(s string) ([]string, error) {
 }
 
 // DockerfileBuild runs the go build line of the Dockerfile at path (relative to the
-// repository root) as a plain go build from the repository root, with the same
-// environment and flags, into a temporary file, checks that the result is a statically
-// linked executable (the distroless/static base has no libc), and returns its path.
+// repository root) with Build: a plain go build with the same environment and flags,
+// whose result must be static (the distroless/static base has no libc).
 func DockerfileBuild(t testing.TB, path string) (binary string, line BuildLine) {
 	t.Helper()
 	root := RepoRoot()
@@ -148,10 +147,18 @@ func DockerfileBuild(t testing.TB, path string) (binary string, line BuildLine) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Build(t, line), line
+}
+
+// Build runs line's go build from the repository root, with its environment and flags,
+// into a temporary file named like line.Output, checks that the result is a statically
+// linked executable, and returns its path.
+func Build(t testing.TB, line BuildLine) (binary string) {
+	t.Helper()
 	binary = filepath.Join(t.TempDir(), filepath.Base(line.Output))
 	args := append(append([]string{"build"}, line.Flags...), "-o", binary, line.Package)
 	cmd := exec.Command("go", args...) // the go on PATH: the one running this test
-	cmd.Dir = root
+	cmd.Dir = RepoRoot()
 	cmd.Env = append(os.Environ(), line.Env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s go %s: %v\n%s", strings.Join(line.Env, " "), strings.Join(args, " "), err, out)
@@ -159,7 +166,7 @@ func DockerfileBuild(t testing.TB, path string) (binary string, line BuildLine) 
 	if err := checkStatic(binary); err != nil {
 		t.Fatal(err)
 	}
-	return binary, line
+	return binary
 }
 
 // checkStatic returns an error unless path is an ELF executable with no interpreter and
