@@ -134,6 +134,9 @@ func TestRBAC(t *testing.T) {
 			[]string{ns.Kind, sa.Kind, role.Kind, binding.Kind})
 		assert.Equal(t, ns.Name, sa.Namespace, "the ServiceAccount lives in the namespace created first")
 	})
+	t.Run("the namespace enforces the restricted Pod Security Standard", func(t *testing.T) {
+		assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
+	})
 	t.Run("the binding gives the ClusterRole to the ServiceAccount", func(t *testing.T) {
 		assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}, binding.RoleRef)
 		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}}, binding.Subjects)

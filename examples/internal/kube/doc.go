@@ -27,6 +27,7 @@
 //  3. logging.go — NewLogger.
 //  4. signals.go — SignalContext.
 //  5. restclient.go — NewRESTClient, a REST client for one API group version.
+//  6. incluster.go — InClusterConfig, the pod's service account files and variables.
 //
 // # Differences from client-go
 //
@@ -35,6 +36,12 @@
 //     at all: it never reads $KUBECONFIG or ~/.kube/config. We read both, try in-cluster
 //     *last* (so a laptop never picks up stray KUBERNETES_SERVICE_* variables), and
 //     return the choice instead of logging it.
+//   - rest.InClusterConfig reads the service account files from a fixed directory;
+//     InClusterConfig takes it as a parameter, and LoadConfig takes it from
+//     $KUBEINTERNALS_SERVICEACCOUNT_DIR when set, so a program can run outside a pod as
+//     its ServiceAccount (the examples' RBAC tests do). It also fails at once on a bad CA
+//     file, where client-go logs the error and goes on without the CA, and trims the
+//     token (`kubectl create token > token` ends it with a newline).
 //   - Simplified: no -master flag and no -context flag; point $KUBECONFIG or -kubeconfig
 //     at a file whose current-context is the cluster you want (kind writes kind-kind).
 package kube
