@@ -11,9 +11,17 @@
 // KUBEINTERNALS_REQUIRE_CONTROLPLANE=1 (as CI sets it), so integration tests cannot skip
 // silently there.
 //
+// Authorization and admission are kind's: RBAC (with Node) decides every request, and the
+// default admission chain runs, ServiceAccount and PodSecurity included (the APIServer
+// profile turns ServiceAccount admission off: nobody creates the "default"
+// ServiceAccounts there). Each component has its own identity: the admin is a
+// cluster-admin through kubeadm's binding, kube-controller-manager's controllers act as
+// their own ServiceAccounts. docs/local-cluster.md lists every flag against kind's.
+//
 // Reading order: binaries.go (where the binaries are), process.go (one child process),
-// pki.go (service-account key and token file), apiserver.go (etcd + kube-apiserver),
-// cluster.go (the Cluster profile), env.go (Start for tests), kubeconfig.go.
+// pki.go (the identities, the service-account key and the token file), apiserver.go
+// (etcd + kube-apiserver), rbac.go (the bindings made at start-up), cluster.go (the
+// Cluster profile), env.go (Start for tests), kubeconfig.go.
 //
 // Invariant: every process a ControlPlane starts is stopped by Stop — SIGTERM, a bounded
 // wait (kube-apiserver's graceful shutdown runs for over 10 s otherwise), then SIGKILL —
