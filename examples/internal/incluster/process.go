@@ -1,21 +1,21 @@
 package incluster
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kubeinternals/informers/examples/internal/steptest"
 )
 
 // Process is an example program running as a child of the test, its output kept.
 type Process struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *steptest.Buffer
 	done chan struct{}
 	err  error // set before done is closed
 }
@@ -27,7 +27,7 @@ func Start(t testing.TB, binary string, args, env []string) *Process {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	p := &Process{cmd: cmd, out: &lockedBuffer{}, done: make(chan struct{})}
+	p := &Process{cmd: cmd, out: &steptest.Buffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -114,22 +114,4 @@ func (p *Process) Stop(grace time.Duration) error {
 		<-p.done
 		return fmt.Errorf("still running %s after SIGTERM; killed", grace)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer the child's output copier and the test share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
