@@ -22,7 +22,8 @@ func apiserverRestart() Scenario {
 		Question: "The apiserver restarts: what does the reflector do, and at which resourceVersion does it relist?",
 		Why: "While the apiserver is down, each watch attempt is refused and the reflector backs off (800ms doubling, with jitter) and tries the same resourceVersion again. " +
 			"The restarted apiserver fills a new watch cache from etcd, whose window begins at the restart, so a watch from before it is too old: 410 Gone. " +
-			"The reflector then lists at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time.",
+			"The reflector then lists at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time. " +
+			"With RBAC on, as on kind, a retry that lands while the new apiserver is still loading its authorization caches (it serves before it is ready) is refused with 403 Forbidden instead; the reflector relists in the same way.",
 		Read: []string{
 			"docs/03-reflector.md (W2, W8, L1) and docs/faq.md #3",
 			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
