@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -17,13 +16,12 @@ func (p Pod) Can(ctx context.Context, admin *rest.Config, verb, group, resource,
 	if err != nil {
 		return false, err
 	}
-	saNamespace := strings.Split(p.User, ":")[2]
 	review := map[string]any{
 		"apiVersion": "authorization.k8s.io/v1",
 		"kind":       "SubjectAccessReview",
 		"spec": map[string]any{
 			"user":   p.User,
-			"groups": []string{"system:serviceaccounts", "system:serviceaccounts:" + saNamespace, "system:authenticated"},
+			"groups": []string{"system:serviceaccounts", "system:serviceaccounts:" + p.Namespace, "system:authenticated"},
 			"resourceAttributes": map[string]string{
 				"verb": verb, "group": group, "resource": resource, "namespace": ns,
 			},
@@ -45,19 +43,9 @@ func (p Pod) Can(ctx context.Context, admin *rest.Config, verb, group, resource,
 // AwaitCan waits, up to 30 s, until Can answers want: RBAC learns of a changed role
 // through a watch, a moment after the write.
 func (p Pod) AwaitCan(ctx context.Context, admin *rest.Config, want bool, verb, group, resource string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	what := fmt.Sprintf("%s: can %s %s.%s becomes %v", p.User, verb, resource, group, want)
+	return poll(ctx, 30*time.Second, what, func() (bool, error) {
 		got, err := p.Can(ctx, admin, verb, group, resource, "")
-		if err == nil && got == want {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: can %s %s.%s is %v after 30s, want %v (%v)", p.User, verb, resource, group, got, want, err)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return err == nil && got == want, err
+	})
 }

@@ -7,7 +7,7 @@
 // request it makes is authorized by RBAC with only what its manifest grants.
 //
 // Reading order: build.go (DockerfileBuild), manifest.go (Parse, Apply), serviceaccount.go
-// (MountServiceAccount), process.go (Start, a program and its output), access.go (Pod.Can).
+// (MountServiceAccount), process.go (Start, a program and its output), access.go (Pod.Can), poll.go.
 //
 // What it cannot check without a container runtime: the image's base, its user (65532)
 // and the pod's securityContext at run time. The Deployment manifest is still applied on

@@ -20,6 +20,8 @@ import (
 type Pod struct {
 	// User is the name RBAC sees: system:serviceaccount:<namespace>:<name>.
 	User string
+	// Namespace is the ServiceAccount's namespace.
+	Namespace string
 	// Dir holds token, ca.crt and namespace, the files of the kubelet's projected
 	// volume at /var/run/secrets/kubernetes.io/serviceaccount.
 	Dir string
@@ -48,24 +50,22 @@ func MountServiceAccount(ctx context.Context, admin *rest.Config, dir, ns, name 
 	}
 
 	var ca string
-	deadline := time.Now().Add(time.Minute)
-	for {
+	err = poll(ctx, time.Minute, "ConfigMap "+ns+"/kube-root-ca.crt published", func() (bool, error) {
 		var cm struct {
 			Data map[string]string `json:"data"`
 		}
 		raw, err := c.Get().AbsPath("/api/v1/namespaces", ns, "configmaps", "kube-root-ca.crt").DoRaw(ctx)
-		if err == nil && json.Unmarshal(raw, &cm) == nil && cm.Data["ca.crt"] != "" {
-			ca = cm.Data["ca.crt"]
-			break
+		if err != nil {
+			return false, err
 		}
-		if time.Now().After(deadline) {
-			return Pod{}, fmt.Errorf("ConfigMap %s/kube-root-ca.crt not published after a minute: %v", ns, err)
+		if err := json.Unmarshal(raw, &cm); err != nil {
+			return false, err
 		}
-		select {
-		case <-ctx.Done():
-			return Pod{}, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+		ca = cm.Data["ca.crt"]
+		return ca != "", nil
+	})
+	if err != nil {
+		return Pod{}, err
 	}
 
 	req := map[string]any{
@@ -93,8 +93,9 @@ func MountServiceAccount(ctx context.Context, admin *rest.Config, dir, ns, name 
 		}
 	}
 	return Pod{
-		User: "system:serviceaccount:" + ns + ":" + name,
-		Dir:  dir,
+		User:      "system:serviceaccount:" + ns + ":" + name,
+		Namespace: ns,
+		Dir:       dir,
 		Env: []string{
 			"KUBERNETES_SERVICE_HOST=" + host,
 			"KUBERNETES_SERVICE_PORT=" + port,
