@@ -24,14 +24,15 @@ type identity struct {
 	user   string
 	groups []string
 	// kubeconfig is the file name of this identity's kubeconfig in the data directory,
-	// kubeadm's name where kubeadm has one.
+	// kubeadm's name where kubeadm has one; "" for the super-admin, which only Launch
+	// uses, in process.
 	kubeconfig string
 }
 
 var (
 	// superAdmin is in system:masters, which RBAC never checks (kubeadm's super-admin.conf).
 	// Launch uses it once, to bind kubeadm:cluster-admins to cluster-admin.
-	superAdmin = identity{"kubernetes-super-admin", []string{"system:masters"}, "super-admin.conf"}
+	superAdmin = identity{"kubernetes-super-admin", []string{"system:masters"}, ""}
 	// admin is what users and tests get (kubeadm's admin.conf, kind's exported
 	// kubeconfig): a cluster-admin through an RBAC binding, so RBAC is in the path.
 	admin = identity{"kubernetes-admin", []string{"kubeadm:cluster-admins"}, "kubeconfig"}
