@@ -3,7 +3,7 @@
 // names (workqueue_depth, workqueue_adds_total, …). It needs no cluster. Run it and
 // scrape it:
 //
-//	go run ./examples/workqueue-metrics -addr 127.0.0.1:8080 &
+//	cd examples/workqueue-metrics && go run . -addr 127.0.0.1:8080 &
 //	curl -s 127.0.0.1:8080/metrics | grep '^workqueue_'
 //
 // The point is the wiring: a MetricsProvider built on prometheus/client_golang, given
