@@ -9,8 +9,8 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/kubeconfig"
 )
 
 // ErrNeedsLocalControlPlane is returned by the fault methods on a $KUBECONFIG cluster.
@@ -52,7 +52,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if os.Getenv("KUBECONFIG") != "" {
-		cfg, src, err := kube.LoadConfig("")
+		cfg, src, err := kubeconfig.Load("")
 		if err != nil {
 			return nil, err
 		}

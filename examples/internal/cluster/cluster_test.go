@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const kubeconfig = `apiVersion: v1
+const kubeconfigYAML = `apiVersion: v1
 kind: Config
 clusters:
 - name: c
@@ -26,7 +26,7 @@ current-context: x
 
 func TestAKubeconfigClusterTakesNoFaults(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config")
-	require.NoError(t, os.WriteFile(path, []byte(kubeconfig), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(kubeconfigYAML), 0o600))
 	t.Setenv("KUBECONFIG", path)
 
 	c, err := Start(t.Context(), Options{})

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/kubeconfig"
 )
 
 // Pod is what a kubelet gives a container that runs as a ServiceAccount, on disk and in
@@ -99,7 +99,7 @@ func MountServiceAccount(ctx context.Context, admin *rest.Config, dir, ns, name 
 		Env: []string{
 			"KUBERNETES_SERVICE_HOST=" + host,
 			"KUBERNETES_SERVICE_PORT=" + port,
-			kube.ServiceAccountDirEnv + "=" + dir,
+			kubeconfig.ServiceAccountDirEnv + "=" + dir,
 		},
 	}, nil
 }

@@ -8,11 +8,13 @@ import (
 	"os"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/kubeconfig"
 )
 
 // Flags are the command-line flags every example shares.
 type Flags struct {
-	// Kubeconfig is -kubeconfig: a path, or "" to fall back as Resolve describes.
+	// Kubeconfig is -kubeconfig: a path, or "" to fall back as kubeconfig.Load describes.
 	Kubeconfig string
 	// LogLevel is -log-level: debug, info, warn or error.
 	LogLevel string
@@ -24,16 +26,15 @@ type Flags struct {
 // they are parsed into. Call fs.Parse (flag.Parse) before reading it.
 func AddFlags(fs *flag.FlagSet) *Flags {
 	f := &Flags{}
-	fs.StringVar(&f.Kubeconfig, "kubeconfig", "",
-		"path to a kubeconfig file; default $KUBECONFIG, then ~/.kube/config, then the in-cluster service account")
+	fs.StringVar(&f.Kubeconfig, "kubeconfig", "", kubeconfig.FlagUsage)
 	fs.StringVar(&f.LogLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.LogFormat, "log-format", "text", "log format: text or json")
 	return f
 }
 
 // Config loads the *rest.Config the flags select, and says where it came from.
-func (f *Flags) Config() (*rest.Config, Source, error) {
-	return LoadConfig(f.Kubeconfig)
+func (f *Flags) Config() (*rest.Config, kubeconfig.Source, error) {
+	return kubeconfig.Load(f.Kubeconfig)
 }
 
 // Logger builds the logger the flags describe, writing to w.
@@ -52,7 +53,7 @@ func (f *Flags) MustLogger() *slog.Logger {
 	return log
 }
 
-// MustConfig loads the cluster config (see Resolve for where from) and logs which
+// MustConfig loads the cluster config (see kubeconfig.Load for where from) and logs which
 // cluster it connects to, or logs why there is none and exits 1. For main functions.
 func (f *Flags) MustConfig(log *slog.Logger) *rest.Config {
 	cfg, src, err := f.Config()

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/kubeconfig"
 )
 
 func TestNewLogger(t *testing.T) {
@@ -77,11 +81,14 @@ func TestAddFlags(t *testing.T) {
 		assert.Empty(t, buf.String())
 	})
 	t.Run("Config loads the file the flag names", func(t *testing.T) {
-		path := writeKubeconfig(t, t.TempDir()+"/cfg", "https://flags.example:6443")
+		path := filepath.Join(t.TempDir(), "cfg")
+		require.NoError(t, os.WriteFile(path, []byte(`{"apiVersion": "v1", "kind": "Config",
+"clusters": [{"name": "c", "cluster": {"server": "https://flags.example:6443"}}],
+"contexts": [{"name": "x", "context": {"cluster": "c"}}], "current-context": "x"}`), 0o600))
 		f := &Flags{Kubeconfig: path}
 		cfg, src, err := f.Config()
 		require.NoError(t, err)
-		assert.Equal(t, SourceFlag, src)
+		assert.Equal(t, kubeconfig.SourceFlag, src)
 		assert.Equal(t, "https://flags.example:6443", cfg.Host)
 	})
 }

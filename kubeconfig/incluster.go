@@ -1,4 +1,4 @@
-package kube
+package kubeconfig
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // token, the cluster's CA certificate and the pod's namespace.
 const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// ServiceAccountDirEnv names an environment variable that points InClusterConfig at
+// ServiceAccountDirEnv names an environment variable that points InCluster at
 // another directory holding the same three files. Use it to run a program on your own
 // machine as the ServiceAccount it will have in a pod, and so try its RBAC before you
 // deploy it: write `kubectl create token <sa> -n <ns>` into token and the ConfigMap
@@ -24,7 +24,7 @@ const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // exactly this.
 const ServiceAccountDirEnv = "KUBEINTERNALS_SERVICEACCOUNT_DIR"
 
-// InClusterConfig builds the config a program in a pod uses: the apiserver from the
+// InCluster builds the config a program in a pod uses: the apiserver from the
 // KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT variables the kubelet sets, the
 // token and CA certificate from dir (ServiceAccountDir when empty). It returns an error
 // wrapping rest.ErrNotInCluster when either variable is missing.
@@ -35,7 +35,7 @@ const ServiceAccountDirEnv = "KUBEINTERNALS_SERVICEACCOUNT_DIR"
 //
 // client-go: rest/config.go InClusterConfig, which takes no directory; this one does so
 // that a test, or you, can supply the files.
-func InClusterConfig(dir string) (*rest.Config, error) {
+func InCluster(dir string) (*rest.Config, error) {
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
 		return nil, fmt.Errorf("%w: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set", rest.ErrNotInCluster)
@@ -62,8 +62,8 @@ func InClusterConfig(dir string) (*rest.Config, error) {
 	}, nil
 }
 
-// inClusterFromEnv is InClusterConfig on $KUBEINTERNALS_SERVICEACCOUNT_DIR, or on
+// inClusterFromEnv is InCluster on $KUBEINTERNALS_SERVICEACCOUNT_DIR, or on
 // ServiceAccountDir when it is unset.
 func inClusterFromEnv() (*rest.Config, error) {
-	return InClusterConfig(os.Getenv(ServiceAccountDirEnv))
+	return InCluster(os.Getenv(ServiceAccountDirEnv))
 }

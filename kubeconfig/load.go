@@ -1,4 +1,4 @@
-package kube
+package kubeconfig
 
 import (
 	"errors"
@@ -14,13 +14,13 @@ import (
 type Source int
 
 const (
-	// SourceFlag: the path given with -kubeconfig.
+	// SourceFlag: the path given to Load (usually from a -kubeconfig flag).
 	SourceFlag Source = iota + 1
 	// SourceEnv: the files listed in $KUBECONFIG.
 	SourceEnv
 	// SourceHome: ~/.kube/config.
 	SourceHome
-	// SourceInCluster: the pod's service account (InClusterConfig).
+	// SourceInCluster: the pod's service account (InCluster).
 	SourceInCluster
 )
 
@@ -39,6 +39,11 @@ func (s Source) String() string {
 		return fmt.Sprintf("Source(%d)", int(s))
 	}
 }
+
+// FlagUsage is the help text for a -kubeconfig flag whose value is passed to Load:
+//
+//	path := flag.String("kubeconfig", "", kubeconfig.FlagUsage)
+const FlagUsage = "path to a kubeconfig file; default $KUBECONFIG, then ~/.kube/config, then the in-cluster service account"
 
 // ErrNoConfig is returned (wrapped) when no kubeconfig is found and the process is not
 // running in a pod either.
@@ -91,18 +96,21 @@ func Resolve(in Lookup) (paths []string, src Source) {
 	return nil, SourceInCluster
 }
 
-// LoadConfig resolves the kubeconfig for this process (flag value, then the real
-// $KUBECONFIG and home directory) and loads it into a *rest.Config.
+// Load returns the *rest.Config kubectl would use, and where it came from: the file
+// kubeconfigFlag names when it is not empty, else the files in $KUBECONFIG (merged as
+// kubectl merges them), else ~/.kube/config if it exists, else the pod's service account
+// (InCluster, from $KUBEINTERNALS_SERVICEACCOUNT_DIR when set). The config uses the
+// kubeconfig's current context. The error wraps ErrNoConfig when nothing applies.
 //
 // client-go: tools/clientcmd/client_config.go BuildConfigFromFlags (see "Differences" in
 // doc.go for the changed order).
-func LoadConfig(kubeconfigFlag string) (*rest.Config, Source, error) {
+func Load(kubeconfigFlag string) (*rest.Config, Source, error) {
 	home, _ := os.UserHomeDir() // Why ignore: no home simply means no ~/.kube/config.
-	return loadConfig(Lookup{Flag: kubeconfigFlag, KubeconfigEnv: os.Getenv("KUBECONFIG"), Home: home}, inClusterFromEnv)
+	return load(Lookup{Flag: kubeconfigFlag, KubeconfigEnv: os.Getenv("KUBECONFIG"), Home: home}, inClusterFromEnv)
 }
 
-// loadConfig is LoadConfig with the environment and the in-cluster loader injected.
-func loadConfig(in Lookup, inCluster func() (*rest.Config, error)) (*rest.Config, Source, error) {
+// load is Load with the environment and the in-cluster loader injected.
+func load(in Lookup, inCluster func() (*rest.Config, error)) (*rest.Config, Source, error) {
 	paths, src := Resolve(in)
 	if src == SourceInCluster {
 		cfg, err := inCluster()

@@ -1,4 +1,4 @@
-package kube
+package kubeconfig
 
 import (
 	"crypto/ecdsa"
@@ -42,14 +42,14 @@ func selfSignedCA(t *testing.T) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
-func TestInClusterConfig(t *testing.T) {
+func TestInCluster(t *testing.T) {
 	ca := selfSignedCA(t)
 
 	t.Run("reads the service variables, the token and the CA from the directory", func(t *testing.T) {
 		dir := serviceAccountDir(t, "tok-123\n", ca)
 		t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "443")
-		cfg, err := InClusterConfig(dir)
+		cfg, err := InCluster(dir)
 		require.NoError(t, err)
 		assert.Equal(t, "https://10.96.0.1:443", cfg.Host)
 		assert.Equal(t, "tok-123", cfg.BearerToken, "the trailing newline is not part of the token")
@@ -61,7 +61,7 @@ func TestInClusterConfig(t *testing.T) {
 	t.Run("an IPv6 service host is bracketed", func(t *testing.T) {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "fd00::1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "443")
-		cfg, err := InClusterConfig(serviceAccountDir(t, "tok", ca))
+		cfg, err := InCluster(serviceAccountDir(t, "tok", ca))
 		require.NoError(t, err)
 		assert.Equal(t, "https://[fd00::1]:443", cfg.Host)
 	})
@@ -69,7 +69,7 @@ func TestInClusterConfig(t *testing.T) {
 	t.Run("without the service variables it is not in a cluster", func(t *testing.T) {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "")
-		_, err := InClusterConfig(serviceAccountDir(t, "tok", ca))
+		_, err := InCluster(serviceAccountDir(t, "tok", ca))
 		require.ErrorIs(t, err, rest.ErrNotInCluster)
 	})
 
@@ -77,26 +77,26 @@ func TestInClusterConfig(t *testing.T) {
 		t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "443")
 		dir := serviceAccountDir(t, "tok", []byte("not a certificate"))
-		_, err := InClusterConfig(dir)
+		_, err := InCluster(dir)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "CA certificate")
 		assert.Contains(t, err.Error(), filepath.Join(dir, "ca.crt"))
 
 		require.NoError(t, os.Remove(filepath.Join(dir, "token")))
-		_, err = InClusterConfig(dir)
+		_, err = InCluster(dir)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "service account token")
 		assert.True(t, errors.Is(err, os.ErrNotExist))
 	})
 
-	t.Run("LoadConfig falls back to the directory named by KUBEINTERNALS_SERVICEACCOUNT_DIR", func(t *testing.T) {
+	t.Run("Load falls back to the directory named by KUBEINTERNALS_SERVICEACCOUNT_DIR", func(t *testing.T) {
 		dir := serviceAccountDir(t, "sa-token", ca)
 		t.Setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
 		t.Setenv("KUBERNETES_SERVICE_PORT", "6443")
 		t.Setenv(ServiceAccountDirEnv, dir)
 		t.Setenv("KUBECONFIG", "")
 		t.Setenv("HOME", t.TempDir()) // no ~/.kube/config
-		cfg, src, err := LoadConfig("")
+		cfg, src, err := Load("")
 		require.NoError(t, err)
 		assert.Equal(t, SourceInCluster, src)
 		assert.Equal(t, "https://127.0.0.1:6443", cfg.Host)

@@ -1,4 +1,4 @@
-package kube
+package kubeconfig
 
 import (
 	"errors"
@@ -85,7 +85,7 @@ func TestResolveChecksTheRealFileSystemByDefault(t *testing.T) {
 	require.Equal(t, []string{filepath.Join(home, ".kube", "config")}, paths)
 }
 
-func TestLoadConfig(t *testing.T) {
+func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	flagFile := writeKubeconfig(t, filepath.Join(dir, "flag"), "https://flag.example:6443")
 	envFile := writeKubeconfig(t, filepath.Join(dir, "env"), "https://env.example:6443")
@@ -95,49 +95,49 @@ func TestLoadConfig(t *testing.T) {
 	notInCluster := func() (*rest.Config, error) { return nil, rest.ErrNotInCluster }
 
 	t.Run("the flag's file is loaded and its server becomes Host", func(t *testing.T) {
-		cfg, src, err := loadConfig(Lookup{Flag: flagFile, KubeconfigEnv: envFile, Home: home}, inCluster)
+		cfg, src, err := load(Lookup{Flag: flagFile, KubeconfigEnv: envFile, Home: home}, inCluster)
 		require.NoError(t, err)
 		assert.Equal(t, SourceFlag, src)
 		assert.Equal(t, "https://flag.example:6443", cfg.Host)
 	})
 	t.Run("$KUBECONFIG files are merged and the first one wins", func(t *testing.T) {
 		list := envFile + string(filepath.ListSeparator) + flagFile
-		cfg, src, err := loadConfig(Lookup{KubeconfigEnv: list, Home: home}, inCluster)
+		cfg, src, err := load(Lookup{KubeconfigEnv: list, Home: home}, inCluster)
 		require.NoError(t, err)
 		assert.Equal(t, SourceEnv, src)
 		assert.Equal(t, "https://env.example:6443", cfg.Host)
 	})
 	t.Run("~/.kube/config is loaded when nothing else is set", func(t *testing.T) {
-		cfg, src, err := loadConfig(Lookup{Home: home}, inCluster)
+		cfg, src, err := load(Lookup{Home: home}, inCluster)
 		require.NoError(t, err)
 		assert.Equal(t, SourceHome, src)
 		assert.Equal(t, "https://home.example:6443", cfg.Host)
 	})
 	t.Run("the in-cluster config is used when no file applies", func(t *testing.T) {
-		cfg, src, err := loadConfig(Lookup{Home: filepath.Join(dir, "nohome")}, inCluster)
+		cfg, src, err := load(Lookup{Home: filepath.Join(dir, "nohome")}, inCluster)
 		require.NoError(t, err)
 		assert.Equal(t, SourceInCluster, src)
 		assert.Equal(t, "https://in-cluster:443", cfg.Host)
 	})
 	t.Run("outside a pod with no file the error wraps ErrNoConfig and the in-cluster cause", func(t *testing.T) {
-		_, _, err := loadConfig(Lookup{}, notInCluster)
+		_, _, err := load(Lookup{}, notInCluster)
 		require.ErrorIs(t, err, ErrNoConfig)
 		require.ErrorIs(t, err, rest.ErrNotInCluster)
 	})
 	t.Run("a flag naming a missing file is an error, not a silent fallback", func(t *testing.T) {
-		_, src, err := loadConfig(Lookup{Flag: filepath.Join(dir, "missing"), Home: home}, inCluster)
+		_, src, err := load(Lookup{Flag: filepath.Join(dir, "missing"), Home: home}, inCluster)
 		require.Error(t, err)
 		assert.Equal(t, SourceFlag, src)
 		assert.Contains(t, err.Error(), "missing")
 	})
 }
 
-func TestLoadConfigReadsTheProcessEnvironment(t *testing.T) {
+func TestLoadReadsTheProcessEnvironment(t *testing.T) {
 	dir := t.TempDir()
 	envFile := writeKubeconfig(t, filepath.Join(dir, "env"), "https://env.example:6443")
 	t.Setenv("KUBECONFIG", envFile)
 
-	cfg, src, err := LoadConfig("")
+	cfg, src, err := Load("")
 	require.NoError(t, err)
 	assert.Equal(t, SourceEnv, src)
 	assert.Equal(t, "https://env.example:6443", cfg.Host)
