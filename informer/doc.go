@@ -37,7 +37,8 @@
 // options), run.go (Run and the processing loop), deltas.go (from deltas to cache to
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/ring), synctrack.go,
 // registration.go (adding and removing handlers), wait.go and syncerrors.go
-// (WaitForCacheSync that tells you why), factory.go (one informer per resource),
+// (WaitForCacheSync that tells you why), resource.go and factory.go (one informer per
+// resource),
 // trace.go (what the informer reports to Options.Tracer: each indexer write with the
 // index values it changed, each fan-out and handler call; see package trace).
 //
@@ -56,7 +57,14 @@
 //     default re-panics and crashes the process.
 //   - WaitForCacheSync waits on channels (client-go polls every 100ms) and returns an
 //     error carrying the reflector's last list error; it returns at once on 401, 403
-//     or 404 (missing RBAC, missing CRD) instead of waiting for ctx.
+//     or 404 (missing RBAC, missing CRD) instead of waiting for ctx;
+//     WaitForCacheSyncWithOptions waits through the errors the caller chooses and reports
+//     why it is still waiting.
+//   - Factory: For takes extra Indexers (client-go: InformerFor, then AddIndexers); it
+//     checks a typed T against the resource through the scheme (client-go cannot: its
+//     typed informers are generated per resource); Factory.WaitForCacheSync returns
+//     ErrNotStarted for an informer requested after Start, where client-go's skips it.
+//     Factory informers log their namespace and selectors.
 //   - An object an IndexFunc rejects is the only one lost: it is logged with its key
 //     and skipped, the rest of its RealFIFO batch or relist is applied, and a cached
 //     version stays (deltas.go). client-go's indexer panics and the process exits.

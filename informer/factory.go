@@ -5,27 +5,19 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
-
-// Resource names what a shared informer watches. Two requests for the same
-// Resource (and Go type) share one informer.
-type Resource struct {
-	GVR           schema.GroupVersionResource
-	Namespace     string // "" for all namespaces
-	LabelSelector string
-	FieldSelector string
-}
 
 // FactoryOptions configures NewFactory.
 type FactoryOptions struct {
@@ -89,36 +81,68 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) *Factory {
 // type objects decode into: a typed API object registered in the factory's scheme,
 // or *unstructured.Unstructured for any resource (custom resources included).
 //
+// A typed T is checked against res through the scheme: For[*corev1.Secret] on
+// configmaps, or a type of another group/version, returns an error wrapping
+// ErrWrongType (see checkType for what the check can see).
+//
+// indexers are added to the informer's cache besides the namespace index every
+// Factory informer has (indexer.NamespaceIndex), on first use or on a later For for the
+// same Resource and T — the informer is shared, so every caller sees every index. A name
+// that is already indexed is an error (the index functions cannot be compared, so a
+// second registration of the same name is refused, as client-go's AddIndexers does);
+// define a shared index once, where the informer is first requested.
+//
 // Pitfall: call For for every resource before Start. Start runs only the informers
 // that exist when it is called; one created afterwards does not run until Start is
-// called again. Until then nothing fills its cache, and:
-//   - Factory.WaitForCacheSync skips it (it waits only for started informers), so it
-//     can return nil while this informer's cache is still empty;
-//   - waiting on the informer itself never succeeds: WaitForCacheSync(ctx, inf)
-//     blocks until ctx ends and returns an error wrapping ErrNotSynced, and
-//     inf.Synced() is never closed.
-//
-// So after creating an informer late, call Start again (it starts only the informers
-// not yet started; after Shutdown it starts nothing). client-go's factory behaves the
-// same way; kubernetes/kubernetes#92777 is that hang.
-func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], error) {
+// called again. Until then nothing fills its cache: Factory.WaitForCacheSync returns
+// an error wrapping ErrNotStarted that names it, and waiting on the informer itself
+// never succeeds (WaitForCacheSync(ctx, inf) blocks until ctx ends). client-go's factory
+// skips such an informer in its WaitForCacheSync and returns at once, the cache empty —
+// kubernetes/kubernetes#92777 is that hang.
+func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexers[T]) (*SharedIndexInformer[T], error) {
 	key := factoryKey{res: res, typ: reflect.TypeFor[T]()}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if inf, ok := f.informers[key]; ok {
-		return inf.(*SharedIndexInformer[T]), nil
+		shared := inf.(*SharedIndexInformer[T])
+		for _, idx := range indexers {
+			if err := shared.indexer.AddIndexers(idx); err != nil {
+				return nil, fmt.Errorf("informer for %s: %w", res, err)
+			}
+		}
+		return shared, nil
 	}
 	var scheme *runtime.Scheme
 	if !isUnstructured[T]() {
 		scheme = f.opts.Scheme
 		if scheme == nil {
-			return nil, fmt.Errorf("informer for %s as %v: typed objects need FactoryOptions.Scheme", res.GVR, key.typ)
+			return nil, fmt.Errorf("informer for %s as %v: typed objects need FactoryOptions.Scheme", res, key.typ)
 		}
+		obj, err := newObject[T]()
+		if err != nil {
+			return nil, fmt.Errorf("informer for %s: %w", res, err)
+		}
+		if err := checkType(scheme, obj, res.GVR); err != nil {
+			return nil, fmt.Errorf("informer for %s: %w", res, err)
+		}
+	}
+	all := indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]}
+	for _, idx := range indexers {
+		for name, fn := range idx {
+			if _, dup := all[name]; dup {
+				return nil, fmt.Errorf("informer for %s: %w: index %q given twice", res, indexer.ErrIndexConflict, name)
+			}
+			all[name] = fn
+		}
+	}
+	logger := f.opts.Logger
+	if logger != nil {
+		logger = logger.With(res.logAttrs()...)
 	}
 	lw, err := reflector.NewListerWatcherForConfig[T](f.cfg, res.GVR.GroupVersion(), reflector.ListWatchOptions{
 		Resource: res.GVR.Resource, Namespace: res.Namespace,
 		LabelSelector: res.LabelSelector, FieldSelector: res.FieldSelector,
-		Scheme: scheme, Protobuf: f.opts.Protobuf && scheme != nil, Logger: f.opts.Logger,
+		Scheme: scheme, Protobuf: f.opts.Protobuf && scheme != nil, Logger: logger,
 	})
 	if err != nil {
 		return nil, err
@@ -126,15 +150,30 @@ func For[T indexer.Object](f *Factory, res Resource) (*SharedIndexInformer[T], e
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
 		Name:           res.GVR.Resource,
 		ResyncPeriod:   f.opts.ResyncPeriod,
-		Indexers:       indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
+		Indexers:       all,
 		Queue:          f.opts.Queue,
 		WatchList:      f.opts.WatchList,
 		BacklogWarning: f.opts.BacklogWarning,
-		Logger:         f.opts.Logger,
+		Logger:         logger,
 		Tracer:         f.opts.Tracer,
 	})
+	inf.description = res.String()
 	f.informers[key] = inf
 	return inf, nil
+}
+
+// newObject returns a new, empty T for the scheme to look at: T must be a pointer to a
+// struct, as every API object type is.
+func newObject[T indexer.Object]() (runtime.Object, error) {
+	typ := reflect.TypeFor[T]()
+	if typ.Kind() != reflect.Pointer {
+		return nil, fmt.Errorf("%w: %v is not a pointer type", ErrWrongType, typ)
+	}
+	obj, ok := reflect.New(typ.Elem()).Interface().(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("%w: %v is not a runtime.Object", ErrWrongType, typ)
+	}
+	return obj, nil
 }
 
 // Start runs every informer not yet started, each until ctx ends or Shutdown.
@@ -162,17 +201,36 @@ func (f *Factory) Start(ctx context.Context) {
 	}
 }
 
-// WaitForCacheSync waits for every started informer; see the package function.
+// WaitForCacheSync waits for every informer the factory made, as the package function
+// WaitForCacheSync does, and names the informer in its error. An informer that Start has
+// not started (created after Start, or Start never called) is an error wrapping
+// ErrNotStarted, at once: nothing would ever fill its cache.
+//
+// client-go: informers/factory.go sharedInformerFactory.WaitForCacheSync, which skips
+// informers that were not started and returns a map of bools.
 func (f *Factory) WaitForCacheSync(ctx context.Context) error {
+	return f.WaitForCacheSyncWithOptions(ctx, WaitOptions{})
+}
+
+// WaitForCacheSyncWithOptions is WaitForCacheSync with WaitOptions: keep waiting through
+// errors that would end the wait, and be told why it is not over yet.
+func (f *Factory) WaitForCacheSyncWithOptions(ctx context.Context, opts WaitOptions) error {
 	f.mu.Lock()
 	var syncers []Syncer
+	var notStarted []string
 	for key, inf := range f.informers {
-		if f.started[key] {
-			syncers = append(syncers, inf)
+		if !f.started[key] {
+			notStarted = append(notStarted, inf.syncName())
+			continue
 		}
+		syncers = append(syncers, inf)
 	}
 	f.mu.Unlock()
-	return WaitForCacheSync(ctx, syncers...)
+	if len(notStarted) > 0 {
+		slices.Sort(notStarted)
+		return fmt.Errorf("%w: %s: call Start after creating every informer (or again after creating more)", ErrNotStarted, strings.Join(notStarted, ", "))
+	}
+	return WaitForCacheSyncWithOptions(ctx, opts, syncers...)
 }
 
 // Shutdown stops every informer and waits until all their goroutines have exited.

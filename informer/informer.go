@@ -17,6 +17,14 @@ import (
 // ErrStarted is returned by the setters that only work before Run.
 var ErrStarted = errors.New("informer has already started")
 
+// ErrWrongType is wrapped by For's error when the Go type cannot hold the resource's
+// objects (For[*corev1.Secret] on configmaps).
+var ErrWrongType = errors.New("object type does not match the resource")
+
+// ErrNotStarted is wrapped by Factory.WaitForCacheSync's error when an informer of the
+// factory was never started (requested after Start).
+var ErrNotStarted = errors.New("informer not started")
+
 // QueueKind selects the queue between the reflector and the processing loop.
 type QueueKind int
 
@@ -71,6 +79,10 @@ type SharedIndexInformer[T indexer.Object] struct {
 	// HasSynced).
 	synced chan struct{}
 	errs   syncErrors
+	// description names the informer in WaitForCacheSync's errors and reports:
+	// the Factory's Resource.String(), else Options.Name. Set before the informer is
+	// shared, never changed.
+	description string
 
 	// blockDeltas is held while a batch of deltas is applied to the indexer and
 	// distributed, and while a late handler's replay is queued, so that the replay

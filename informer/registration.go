@@ -59,6 +59,11 @@ func (r *Registration[T]) HighWater() int {
 // syncState lets WaitForCacheSync report the informer's list errors for a registration.
 func (r *Registration[T]) syncState() (<-chan struct{}, error) { return r.informer.errs.state() }
 
+// syncName names the handler and its informer in WaitForCacheSync's errors and reports.
+func (r *Registration[T]) syncName() string {
+	return fmt.Sprintf("handler %q of %s", r.l.name, r.informer.syncName())
+}
+
 // AddEventHandler registers h with the informer's default resync period.
 func (s *SharedIndexInformer[T]) AddEventHandler(h ResourceEventHandler[T]) (*Registration[T], error) {
 	return s.AddEventHandlerWithOptions(h, HandlerOptions{})

@@ -11,46 +11,47 @@ import (
 // (a missing CRD shows up as 404, missing RBAC as 403).
 //
 // Why: client-go's HasSynced is a bool with no error; a controller without
-// permission just waits forever at WaitForCacheSync (user pain point 14).
+// permission just waits forever at WaitForCacheSync.
 type syncErrors struct {
 	mu sync.Mutex
 	// last is the error of the last failed cycle, nil after a successful list.
 	// Guarded by mu.
 	last error
-	// hopeless is closed when last is an error that retrying will not fix by
-	// itself (401, 403, 404); replaced by a fresh channel after a successful list.
-	// Guarded by mu.
-	hopeless chan struct{}
-	// hopelessClosed records that hopeless is closed. Guarded by mu.
-	hopelessClosed bool
+	// changed is closed when last changes, and replaced by a fresh channel: a waiter
+	// that read last with it wakes up for the next change. Guarded by mu.
+	changed chan struct{}
 }
 
-func newSyncErrors() syncErrors { return syncErrors{hopeless: make(chan struct{})} }
+func newSyncErrors() syncErrors { return syncErrors{changed: make(chan struct{})} }
 
+// record stores the error of a failed cycle.
 func (e *syncErrors) record(err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.last = err
-	if isHopeless(err) && !e.hopelessClosed {
-		e.hopelessClosed = true
-		close(e.hopeless)
-	}
+	e.notifyLocked()
 }
 
+// clear forgets the last error after a successful list.
 func (e *syncErrors) clear() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.last = nil
-	if e.hopelessClosed {
-		e.hopeless, e.hopelessClosed = make(chan struct{}), false
+	if e.last != nil {
+		e.last = nil
+		e.notifyLocked()
 	}
 }
 
-// state returns a channel closed when the last error is hopeless, and that error.
+func (e *syncErrors) notifyLocked() {
+	close(e.changed)
+	e.changed = make(chan struct{})
+}
+
+// state returns the last error and a channel closed at its next change.
 func (e *syncErrors) state() (<-chan struct{}, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.hopeless, e.last
+	return e.changed, e.last
 }
 
 // isHopeless: errors that will repeat until a person acts (create the CRD, grant RBAC).

@@ -24,7 +24,7 @@ func factoryStart() Scenario {
 		Question: "What does factory Start do — which goroutines, when does listing begin — and what happens to an informer requested after Start?",
 		Why: "For only builds an informer; Start launches one goroutine per informer not yet started, which calls Run: Run starts the processor (one goroutine per handler), " +
 			"the reflector (it LISTs at once, then WATCHes, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
-			"An informer requested after Start is not running: nothing lists, Factory.WaitForCacheSync skips it, waiting on the informer itself blocks until the context ends, and only a second Start (which starts nothing twice) brings it up — kubernetes/kubernetes#92777.",
+			"An informer requested after Start is not running: nothing lists, Factory.WaitForCacheSync returns ErrNotStarted naming it (client-go's skips it and reports success with the cache empty — kubernetes/kubernetes#92777), waiting on the informer itself blocks until the context ends, and only a second Start (which starts nothing twice) brings it up.",
 		Read: []string{
 			"docs/04-informer.md (The goroutines of one running informer) and docs/faq.md #14",
 			"informer/factory.go: For, Factory.Start, Factory.WaitForCacheSync",
@@ -185,7 +185,8 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 		sameCounts(added, wantFirst), "%d added: %s", total(added), summary(added))
 	r.Check("the informer requested after Start was not running", !lateStarted && secretListsBefore == 0,
 		"HasStarted()=%v, %d Secrets LIST", lateStarted, secretListsBefore)
-	r.Check("factory.WaitForCacheSync skipped it: nil, with its cache empty", factoryErr == nil && secretsCachedThen == 0,
+	r.Check("factory.WaitForCacheSync refused at once with ErrNotStarted, naming the Secrets informer; its cache was empty",
+		errors.Is(factoryErr, informer.ErrNotStarted) && strings.Contains(errText(factoryErr), "secrets") && factoryTook < lateWait && secretsCachedThen == 0,
 		"returned %v after %s, %d Secrets cached", errText(factoryErr), factoryTook.Round(time.Microsecond), secretsCachedThen)
 	r.Check("waiting on it blocked until the context ended, then returned ErrNotSynced",
 		errors.Is(lateErr, informer.ErrNotSynced) && errors.Is(lateErr, context.DeadlineExceeded) && lateTook >= lateWait,
@@ -193,7 +194,7 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Check("the second Start started only the new informer", cmLists == 1 && len(secretLists) == 1 && sameCounts(addedSecond, wantSecond),
 		"ConfigMaps LISTs %d, Secrets LISTs %d; %d goroutines added: %s", cmLists, len(secretLists), total(addedSecond), summary(addedSecond))
 	r.Answer = fmt.Sprintf("Start launched %d goroutines for 1 informer with 1 handler and its LIST began %s later; an informer requested after Start stayed idle "+
-		"(no LIST; factory.WaitForCacheSync returned at once, waiting on the informer blocked for the whole %s timeout) until a second Start, which added %d goroutines for it alone",
+		"(no LIST; factory.WaitForCacheSync returned ErrNotStarted at once, waiting on the informer blocked for the whole %s timeout) until a second Start, which added %d goroutines for it alone",
 		total(added), offsetOf(firstList, startAt), lateWait, total(addedSecond))
 	return r, nil
 }
