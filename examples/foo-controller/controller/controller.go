@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
@@ -187,8 +188,9 @@ func sampleControllerRateLimiter() (workqueue.RateLimiter[Key], error) {
 	return workqueue.NewMaxOfRateLimiter[Key](perItem, overall)
 }
 
-// Run starts the informers, waits for both caches (returning the reason if they cannot
-// sync, e.g. the CRD is not installed), runs the workers and blocks until ctx ends.
+// Run starts the informers, waits for both caches, runs the workers and blocks until
+// ctx ends. While the Foo CRD is not installed (404) it keeps waiting and logs why every
+// 5 s; an error waiting cannot fix (403: a missing RBAC permission) ends it at once.
 // Then it stops taking work, lets each worker finish the key in hand (up to
 // Options.DrainTimeout), and stops the informers. It returns nil after a clean stop.
 //
@@ -211,7 +213,23 @@ func (c *Controller) Run(ctx context.Context) error {
 	// Why wait for the handler registrations, not just the informers: a synced
 	// informer may still be handing the initial list to our handlers; waiting for the
 	// registrations means every existing Foo is in the queue before workers start.
-	if err := informer.WaitForCacheSync(ctx, c.fooHandler, c.depHandler); err != nil {
+	//
+	// Why keep waiting on 404: started before its CRD (sample-controller's README
+	// order), the Foo informer's LIST gets 404 until the CRD is installed; the
+	// reflector keeps retrying, and the controller starts once it appears, saying
+	// every few seconds why it waits. A 403 still ends Run at once: waiting cannot fix
+	// a missing RBAC permission.
+	if err := informer.WaitForCacheSyncWithOptions(ctx, informer.WaitOptions{
+		KeepWaitingOn: apierrors.IsNotFound,
+		Report: func(w informer.Waiting) {
+			if apierrors.IsNotFound(w.Err) {
+				c.log.Info("waiting for caches to sync: the API is not served — is the Foo CRD installed?", "for", w.Name, "waited", w.Since.Round(time.Second), "err", w.Err,
+					"hint", "kubectl apply -f examples/foo-controller/artifacts/crd.yaml")
+				return
+			}
+			c.log.Info("waiting for caches to sync", "for", w.Name, "waited", w.Since.Round(time.Second), "err", w.Err)
+		},
+	}, c.fooHandler, c.depHandler); err != nil {
 		c.queue.ShutDown()
 		return fmt.Errorf("controller: caches did not sync: %w", err)
 	}
