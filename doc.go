@@ -27,5 +27,9 @@
 // the programs in examples/ from 01 to 07 and the Foo controller. docs/ has a chapter
 // per stage and the map from each of our files to client-go's.
 //
+// Package kubeconfig finds the cluster the way kubectl does (-kubeconfig, $KUBECONFIG,
+// ~/.kube/config, in-cluster); docs/use-in-your-module.md shows a whole program built from
+// these packages in a module of its own.
+//
 // This root package holds no code; import the packages above.
 package informers
