@@ -82,8 +82,10 @@ func NewFactory(cfg *rest.Config, opts FactoryOptions) *Factory {
 // or *unstructured.Unstructured for any resource (custom resources included).
 //
 // A typed T is checked against res through the scheme: For[*corev1.Secret] on
-// configmaps, or a type of another group/version, returns an error wrapping
-// ErrWrongType (see checkType for what the check can see).
+// configmaps, a type of another group/version, or one the scheme does not know returns
+// an error wrapping ErrWrongType. For makes no request, so the check knows only the
+// scheme's kinds: a resource whose name is no kind's plural in that group/version (an
+// irregular custom plural) is accepted.
 //
 // indexers are added to the informer's cache besides the namespace index every
 // Factory informer has (indexer.NamespaceIndex), on first use or on a later For for the
