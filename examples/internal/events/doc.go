@@ -19,7 +19,7 @@
 // foo-controller, finding a Deployment it does not own, recorded ten identical Events in
 // four seconds. Two events are the same when they agree on the object (kind, apiVersion,
 // namespace, name, uid; not resourceVersion), type, reason, action and note. The first is
-// POSTed; each repeat less than 6 minutes after the previous one PATCHes that Event's
+// POSTed; each repeat at most 6 minutes after the previous one PATCHes that Event's
 // series to {count, lastObservedTime}, so the object has one Event, which `kubectl
 // describe` prints as "(x10 over 4s)" and `kubectl get events -o wide` with COUNT 10.
 // A repeat after a longer pause starts a new Event. If the Event is gone when a repeat

@@ -147,7 +147,7 @@ func (r *Recorder) Eventf(ctx context.Context, regarding runtime.Object, eventTy
 
 // Record writes one occurrence of an event and returns the Event as stored, or the
 // error; it returns within Options.Timeout. The first occurrence is POSTed as a new
-// Event; a repeat (same object, type, reason, action and note) less than 6 minutes after
+// Event; a repeat (same object, type, reason, action and note) at most 6 minutes after
 // the previous one PATCHes that Event's series.count and series.lastObservedTime
 // instead. Eventf is Record with the error logged.
 //

@@ -137,7 +137,7 @@ func TestRepeatsAreCountedOnOneEvent(t *testing.T) {
 }
 
 func TestTheSeriesWindow(t *testing.T) {
-	t.Run("repeats less than 6 minutes apart keep one series open for as long as they come", func(t *testing.T) {
+	t.Run("repeats at most 6 minutes apart keep one series open for as long as they come", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			sink := &eventSink{}
 			r := newTestRecorder(t, sink, Options{})
