@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"regexp"
+	"strings"
 	"testing"
 	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/examples/internal/steptest"
 )
 
 func TestWorkqueueTimeline(t *testing.T) {
@@ -45,3 +49,25 @@ func TestWorkqueueStopsWhenTheContextEnds(t *testing.T) {
 		assert.ErrorIs(t, err, ctx.Err())
 	})
 }
+
+// TestREADMESample checks that the README's sample output is the program's output but
+// for the times, which a real run's timers make a millisecond or so later.
+func TestREADMESample(t *testing.T) {
+	sample := steptest.Sample(t, "README.md", "`go run` printed")
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		require.NoError(t, run(t.Context(), slog.New(slog.DiscardHandler), &out))
+		assert.Equal(t, withoutTimes(sample), withoutTimes(strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")))
+	})
+}
+
+// withoutTimes drops the "+1.502s " column from each line.
+func withoutTimes(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = timeColumn.ReplaceAllString(l, "")
+	}
+	return out
+}
+
+var timeColumn = regexp.MustCompile(`^\+\S+\s+`)

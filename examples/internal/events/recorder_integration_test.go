@@ -75,6 +75,43 @@ func TestRecorderAgainstAnAPIServer(t *testing.T) {
 		assert.Len(t, got, 2)
 	})
 
+	t.Run("ten identical warnings are one Event with series.count 10", func(t *testing.T) {
+		for range 10 {
+			rec.Eventf(ctx, stored, events.TypeWarning, "Repeated", "Sync", "Resource %q already exists", "settings")
+		}
+		onlyRepeated := fields.AndSelectors(
+			fields.OneTermEqualSelector("regarding.name", "settings"),
+			fields.OneTermEqualSelector("reason", "Repeated"))
+		got := list(t, ns.Name, onlyRepeated)
+		require.Len(t, got, 1)
+		ev := got[0]
+		require.NotNil(t, ev.Series)
+		assert.Equal(t, int32(10), ev.Series.Count)
+		assert.False(t, ev.Series.LastObservedTime.Before(&ev.EventTime), "last %v, first %v", ev.Series.LastObservedTime, ev.EventTime)
+
+		// Why read it as core/v1 too: that is what `kubectl get events` and `kubectl
+		// describe` read; both show the series count ("x10 over 4s").
+		var coreEvents corev1.EventList
+		require.NoError(t, core.Get().Namespace(ns.Name).Resource("events").
+			Param("fieldSelector", fields.OneTermEqualSelector("reason", "Repeated").String()).Do(ctx).Into(&coreEvents))
+		require.Len(t, coreEvents.Items, 1)
+		require.NotNil(t, coreEvents.Items[0].Series)
+		assert.Equal(t, int32(10), coreEvents.Items[0].Series.Count)
+
+		t.Run("deleted, it is created again with the count so far", func(t *testing.T) {
+			require.NoError(t, evClient.Delete().Namespace(ns.Name).Resource("events").Name(ev.Name).Do(ctx).Error())
+			again, err := rec.Record(ctx, stored, events.TypeWarning, "Repeated", "Sync", `Resource "settings" already exists`)
+			require.NoError(t, err)
+			assert.NotEqual(t, ev.Name, again.Name)
+			got := list(t, ns.Name, onlyRepeated)
+			require.Len(t, got, 1)
+			assert.Equal(t, again.Name, got[0].Name)
+			require.NotNil(t, got[0].Series)
+			assert.Equal(t, int32(11), got[0].Series.Count)
+			assert.True(t, got[0].EventTime.Equal(&ev.EventTime), "it starts where the first one did")
+		})
+	})
+
 	t.Run("an event about a cluster-scoped object is stored in the default namespace", func(t *testing.T) {
 		// The apiserver creates the default namespace shortly after it is ready.
 		require.Eventually(t, func() bool {

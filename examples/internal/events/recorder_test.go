@@ -29,16 +29,19 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// eventSink is a fake API server for events: it decodes each POSTed Event, and answers
-// 201 with the Event as stored, or with the status/body it was told to, or never (block).
+// eventSink is a fake API server for events. It stores each POSTed Event and answers 201
+// with it; it applies a PATCH to a stored Event and answers 200, or 404 if there is no
+// such Event; or it answers with the status/body it was told to, or never (block).
 type eventSink struct {
 	block  bool   // wait for the request's context to end instead of answering
 	status int    // answer this status with body, if non-zero
 	body   string // the error body for status
 
-	mu     sync.Mutex // guards posted and paths
-	posted []eventsv1.Event
-	paths  []string
+	mu      sync.Mutex // guards everything below
+	posted  []eventsv1.Event
+	patches []eventsv1.Event // each PATCH body, decoded
+	paths   []string
+	stored  map[string]eventsv1.Event // by name
 }
 
 func (s *eventSink) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -55,23 +58,39 @@ func (s *eventSink) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.posted = append(s.posted, ev)
+	defer s.mu.Unlock()
 	s.paths = append(s.paths, req.Method+" "+req.URL.Path)
-	s.mu.Unlock()
+	if req.Method == http.MethodPatch {
+		s.patches = append(s.patches, ev)
+	} else {
+		s.posted = append(s.posted, ev)
+	}
 
 	status, body := http.StatusCreated, ""
-	if s.status != 0 {
+	switch {
+	case s.status != 0:
 		status, body = s.status, s.body
-	} else {
+	case req.Method == http.MethodPatch:
+		name := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
+		stored, ok := s.stored[name]
+		if !ok {
+			status, body = http.StatusNotFound, `{"apiVersion":"v1","kind":"Status","status":"Failure","code":404,"reason":"NotFound","message":"events.events.k8s.io \"`+name+`\" not found"}`
+			break
+		}
+		stored.Series = ev.Series
+		stored.ResourceVersion = strconv.Itoa(100 + len(s.paths))
+		s.stored[name] = stored
+		status, body = http.StatusOK, mustJSON(stored)
+	default:
 		if ev.Name == "" {
 			ev.Name = ev.GenerateName + "xyz12"
 		}
 		ev.ResourceVersion = "100"
-		out, err := json.Marshal(ev)
-		if err != nil {
-			return nil, err
+		if s.stored == nil {
+			s.stored = map[string]eventsv1.Event{}
 		}
-		body = string(out)
+		s.stored[ev.Name] = ev
+		body = mustJSON(ev)
 	}
 	return &http.Response{
 		StatusCode: status,
@@ -79,6 +98,14 @@ func (s *eventSink) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body:       io.NopCloser(strings.NewReader(body)),
 		Request:    req,
 	}, nil
+}
+
+func mustJSON(v any) string {
+	out, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(out)
 }
 
 func (s *eventSink) events() []eventsv1.Event {
@@ -139,8 +166,9 @@ func TestEventNames(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			sink := &eventSink{}
 			r := newTestRecorder(t, sink, Options{})
-			for range 3 {
-				_, err := r.Record(t.Context(), pod(), TypeNormal, "Synced", "Sync", "ok")
+			for i := range 3 {
+				// Different notes: a repeat of the same event would PATCH, not POST.
+				_, err := r.Record(t.Context(), pod(), TypeNormal, "Synced", "Sync", "pass "+strconv.Itoa(i))
 				require.NoError(t, err)
 			}
 			evs := sink.events()

@@ -1,5 +1,6 @@
 // Package steptest holds what the step programs' integration tests share: a buffer a
-// program writes to while the test reads it, and a core/v1 client to act on the cluster.
+// program writes to while the test reads it, a core/v1 client to act on the cluster, and
+// (readme.go) the checks that a README's sample output is what the program prints.
 // It is test support, not a program; it is imported only by *_test.go files.
 package steptest
 
@@ -51,9 +52,15 @@ func (b *Buffer) WaitFor(t *testing.T, s string) {
 // Core returns a core/v1 REST client and creates namespace ns.
 func Core(t *testing.T, ctx context.Context, cfg *rest.Config, ns string) rest.Interface {
 	t.Helper()
+	core := coreClient(t, cfg)
+	require.NoError(t, core.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(ctx).Error())
+	return core
+}
+
+func coreClient(t *testing.T, cfg *rest.Config) rest.Interface {
+	t.Helper()
 	core, _, err := kube.NewRESTClient(cfg, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
 	require.NoError(t, err)
-	require.NoError(t, core.Post().Resource("namespaces").Body(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}).Do(ctx).Error())
 	return core
 }
 
