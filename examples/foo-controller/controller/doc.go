@@ -46,7 +46,8 @@
 //   - A Normal "Synced" Event is recorded only when the sync changed something (created
 //     or scaled the Deployment, or wrote status); sample-controller records one on every
 //     sync, i.e. every 30s per Foo, which its aggregating recorder folds into a count
-//     and our one-POST-per-event recorder would not. The status is likewise written only
+//     (ours would count them too, but an Event per no-op sync says nothing). The status
+//     is likewise written only
 //     when it differs (an identical PUT would be a no-op on the server anyway; see
 //     examples/secret-sync/README.md).
 //   - The Deployment handler checks the owner reference's API group as well as its
@@ -54,10 +55,10 @@
 //   - As in sample-controller, a Deployment not controlled by the Foo records a Warning
 //     Event and fails the sync, which is retried with backoff (the other owner may let
 //     go); each retry records the Event again.
-//   - Events go through examples/internal/events (events.k8s.io/v1, one POST per
-//     event, no aggregation or spam filter); sample-controller uses client-go's
-//     record.EventRecorder with a broadcaster (core/v1 Events, deduplicated).
-//     Simplified: safe because this controller records at most one event per sync.
+//   - Events go through examples/internal/events (events.k8s.io/v1: a repeat within 6
+//     minutes PATCHes the first Event's series.count, no similar-message aggregation
+//     or spam filter); sample-controller uses client-go's record.EventRecorder with a
+//     broadcaster (core/v1 Events, count and lastTimestamp).
 //   - Shutdown drains: on ctx end, the queue is shut down with ShutDownWithDrain and
 //     the item in hand finishes with a context that is not cancelled (bounded by
 //     Options.DrainTimeout). sample-controller's workers stop with the context, so an
