@@ -4,14 +4,14 @@
 // detached so that it keeps running after this command exits.
 //
 //	cluster up     start it (fixed ports: apiserver 6443, etcd 2379) and print the export line
-//	cluster down   stop every process it started and remove its directory
+//	cluster down   stop every process it started, saying so, and remove its directory;
+//	               each gets SIGTERM, then SIGKILL after 2 s (the cluster is disposable)
 //
-// Its state (pids, kubeconfig, logs, etcd data) lives in ~/.cache/kubeinternals/cluster.
+// Its state (programs and pids, kubeconfig, logs, etcd data) lives in ~/.cache/kubeinternals/cluster.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,11 +21,6 @@ import (
 
 	"github.com/kubeinternals/informers/internal/testenv"
 )
-
-type state struct {
-	PIDs       []int  `json:"pids"`
-	Kubeconfig string `json:"kubeconfig"`
-}
 
 func main() {
 	if len(os.Args) != 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
@@ -37,7 +32,7 @@ func main() {
 	if os.Args[1] == "up" {
 		err = up(dir)
 	} else {
-		err = down(dir)
+		err = down(dir, stopGrace, os.Stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cluster:", err)
@@ -55,15 +50,6 @@ func clusterDir() string {
 		root = filepath.Join(cache, "kubeinternals")
 	}
 	return filepath.Join(root, "cluster")
-}
-
-func readState(dir string) (state, error) {
-	var s state
-	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	if err != nil {
-		return s, err
-	}
-	return s, json.Unmarshal(data, &s)
 }
 
 func up(dir string) error {
@@ -97,31 +83,13 @@ func up(dir string) error {
 		_ = os.RemoveAll(dir)
 		return err
 	}
-	data, _ := json.Marshal(state{PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig})
-	if err := os.WriteFile(filepath.Join(dir, "state.json"), data, 0o644); err != nil {
+	if err := writeState(dir, state{Processes: env.Processes(), PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig}); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "local cluster ready in %s (apiserver %s, fake node %s, logs in %s)\n",
 		time.Since(start).Round(time.Second), env.Config.Host, testenv.FakeNodeName, dir)
 	fmt.Printf("export KUBECONFIG=%s\n", env.Kubeconfig)
 	return nil
-}
-
-func down(dir string) error {
-	s, err := readState(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintln(os.Stderr, "no local cluster is running")
-		return os.RemoveAll(dir)
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", dir, err)
-	}
-	testenv.StopPIDs(s.PIDs, 15*time.Second)
-	if testenv.AnyAlive(s.PIDs) {
-		return fmt.Errorf("processes %v did not stop", s.PIDs)
-	}
-	fmt.Fprintf(os.Stderr, "stopped the local cluster (pids %v)\n", s.PIDs)
-	return os.RemoveAll(dir)
 }
 
 func envPort(name string, def int) int {
