@@ -3,7 +3,8 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a fake node),
 // detached so that it keeps running after this command exits.
 //
-//	cluster up     start it (fixed ports: apiserver 6443, etcd 2379) and print the export line
+//	cluster up     start it (fixed ports: apiserver 6443, etcd 2379) and print, alone on
+//	               stdout, the lines that export KUBECONFIG and put its kubectl first on PATH
 //	cluster down   stop every process it started, saying so, and remove its directory;
 //	               each gets SIGTERM, then SIGKILL after 2 s (the cluster is disposable)
 //
@@ -55,7 +56,12 @@ func clusterDir() string {
 func up(dir string) error {
 	if s, err := readState(dir); err == nil {
 		if testenv.AnyAlive(s.PIDs) {
-			return fmt.Errorf("a cluster is already running (pids %v).\nUse it:  export KUBECONFIG=%s\nor stop it: make cluster-down", s.PIDs, s.Kubeconfig)
+			binDir := s.BinDir
+			if binDir == "" { // a state file of an older version
+				binDir, _ = testenv.BinDir()
+			}
+			return fmt.Errorf("a cluster is already running (pids %v).\nUse it:\n%sor stop it: make cluster-down",
+				s.PIDs, indent(exportLines(s.Kubeconfig, binDir)))
 		}
 		fmt.Fprintf(os.Stderr, "found a stale cluster from an earlier run in %s (its processes are gone); removing it\n", dir)
 		if err := os.RemoveAll(dir); err != nil {
@@ -83,12 +89,17 @@ func up(dir string) error {
 		_ = os.RemoveAll(dir)
 		return err
 	}
-	if err := writeState(dir, state{Processes: env.Processes(), PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig}); err != nil {
+	binDir, err := testenv.BinDir() // found by Launch already
+	if err != nil {
+		return err
+	}
+	s := state{Processes: env.Processes(), PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig, BinDir: binDir}
+	if err := writeState(dir, s); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "local cluster ready in %s (apiserver %s, fake node %s, logs in %s)\n",
 		time.Since(start).Round(time.Second), env.Config.Host, testenv.FakeNodeName, dir)
-	fmt.Printf("export KUBECONFIG=%s\n", env.Kubeconfig)
+	fmt.Print(exportLines(env.Kubeconfig, binDir))
 	return nil
 }
 

@@ -17,6 +17,9 @@ type state struct {
 	// older version holds, and what an older `cluster down` reads.
 	PIDs       []int  `json:"pids"`
 	Kubeconfig string `json:"kubeconfig"`
+	// BinDir holds the binaries the cluster runs, kubectl among them. Empty in a state
+	// file of an older version.
+	BinDir string `json:"binDir,omitempty"`
 }
 
 // processes returns the cluster's programs in start order. A state file of an older
