@@ -53,7 +53,7 @@ lab: controlplane
 explore: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077)
 
-## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG line
+## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG and PATH lines (its kubectl first), so eval "$$(make cluster)" works
 cluster: controlplane
 	@KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./internal/cmd/cluster up
 

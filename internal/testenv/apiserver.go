@@ -44,7 +44,8 @@ type Options struct {
 	// removes. A Dir given here is kept.
 	Dir string
 	// Detached starts processes in their own session so that they outlive this
-	// process (`make cluster`); they are stopped later by pid (see StopPIDs).
+	// process (`make cluster`); they are stopped later by pid (see Processes and
+	// StopProcess).
 	Detached bool
 	// ReadyTimeout bounds the wait for /readyz (default 90s).
 	ReadyTimeout time.Duration
@@ -349,13 +350,24 @@ func portOrFree(port int, what string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// PIDs returns the process ids of every program this control plane started.
-func (e *Env) PIDs() []int {
-	var pids []int
+// Processes returns every program this control plane started, in start order: etcd,
+// kube-apiserver, then the Cluster profile's components. Stop them in reverse.
+func (e *Env) Processes() []Process {
+	var ps []Process
 	for _, p := range append([]*process{e.etcd, e.apiserver}, e.others...) {
 		if p != nil {
-			pids = append(pids, p.cmd.Process.Pid)
+			ps = append(ps, Process{Name: p.name, PID: p.cmd.Process.Pid})
 		}
+	}
+	return ps
+}
+
+// PIDs returns the process ids of every program this control plane started, in the
+// order of Processes.
+func (e *Env) PIDs() []int {
+	var pids []int
+	for _, p := range e.Processes() {
+		pids = append(pids, p.PID)
 	}
 	return pids
 }

@@ -99,23 +99,47 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// StopPIDs stops processes this program did not start (a detached cluster started by
-// an earlier command): SIGTERM, then SIGKILL for any still alive after grace.
-func StopPIDs(pids []int, grace time.Duration) {
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+// Process is one program of a running control plane by name and pid: what a later
+// command needs to stop a detached cluster (see StopProcess).
+type Process struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+}
+
+// StopProcess stops a process this program did not start (one of a detached cluster
+// started by an earlier command): SIGTERM, then SIGKILL if it still runs after grace.
+// It reports whether SIGKILL was needed, and returns an error if the process still runs
+// a few seconds after SIGKILL. A process that is already gone is not an error.
+//
+// Why a bound: kube-apiserver's graceful shutdown waits for open requests (60 s with
+// kube-controller-manager still watching; over 20 s once etcd is gone), and a
+// disposable cluster gains nothing from it.
+func StopProcess(pid int, grace time.Duration) (killed bool, err error) {
+	if !AnyAlive([]int{pid}) {
+		return false, nil
 	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !AnyAlive(pids) {
-			return
+	_ = syscall.Kill(pid, syscall.SIGTERM)
+	if waitGone(pid, grace) {
+		return false, nil
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	if waitGone(pid, 5*time.Second) {
+		return true, nil
+	}
+	return true, fmt.Errorf("pid %d still runs after SIGKILL", pid)
+}
+
+// waitGone polls until the process has stopped or timeout passes, and reports whether
+// it stopped. Polling, because a process we did not start cannot be waited for.
+func waitGone(pid int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for AnyAlive([]int{pid}) {
+		if time.Now().After(deadline) {
+			return false
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	time.Sleep(200 * time.Millisecond)
+	return true
 }
 
 // AnyAlive reports whether any of the processes still runs. A zombie (exited, not yet

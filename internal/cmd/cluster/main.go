@@ -3,15 +3,16 @@
 // kube-apiserver, kube-controller-manager, kube-scheduler and kwok with a fake node),
 // detached so that it keeps running after this command exits.
 //
-//	cluster up     start it (fixed ports: apiserver 6443, etcd 2379) and print the export line
-//	cluster down   stop every process it started and remove its directory
+//	cluster up     start it (fixed ports: apiserver 6443, etcd 2379) and print, alone on
+//	               stdout, the lines that export KUBECONFIG and put its kubectl first on PATH
+//	cluster down   stop every process it started, saying so, and remove its directory;
+//	               each gets SIGTERM, then SIGKILL after 2 s (the cluster is disposable)
 //
-// Its state (pids, kubeconfig, logs, etcd data) lives in ~/.cache/kubeinternals/cluster.
+// Its state (programs and pids, kubeconfig, logs, etcd data) lives in ~/.cache/kubeinternals/cluster.
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -21,11 +22,6 @@ import (
 
 	"github.com/kubeinternals/informers/internal/testenv"
 )
-
-type state struct {
-	PIDs       []int  `json:"pids"`
-	Kubeconfig string `json:"kubeconfig"`
-}
 
 func main() {
 	if len(os.Args) != 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
@@ -37,7 +33,7 @@ func main() {
 	if os.Args[1] == "up" {
 		err = up(dir)
 	} else {
-		err = down(dir)
+		err = down(dir, stopGrace, os.Stderr)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "cluster:", err)
@@ -57,19 +53,15 @@ func clusterDir() string {
 	return filepath.Join(root, "cluster")
 }
 
-func readState(dir string) (state, error) {
-	var s state
-	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
-	if err != nil {
-		return s, err
-	}
-	return s, json.Unmarshal(data, &s)
-}
-
 func up(dir string) error {
 	if s, err := readState(dir); err == nil {
 		if testenv.AnyAlive(s.PIDs) {
-			return fmt.Errorf("a cluster is already running (pids %v).\nUse it:  export KUBECONFIG=%s\nor stop it: make cluster-down", s.PIDs, s.Kubeconfig)
+			binDir := s.BinDir
+			if binDir == "" { // a state file of an older version
+				binDir, _ = testenv.BinDir()
+			}
+			return fmt.Errorf("a cluster is already running (pids %v).\nUse it:\n%sor stop it: make cluster-down",
+				s.PIDs, indent(exportLines(s.Kubeconfig, binDir)))
 		}
 		fmt.Fprintf(os.Stderr, "found a stale cluster from an earlier run in %s (its processes are gone); removing it\n", dir)
 		if err := os.RemoveAll(dir); err != nil {
@@ -97,31 +89,18 @@ func up(dir string) error {
 		_ = os.RemoveAll(dir)
 		return err
 	}
-	data, _ := json.Marshal(state{PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig})
-	if err := os.WriteFile(filepath.Join(dir, "state.json"), data, 0o644); err != nil {
+	binDir, err := testenv.BinDir() // found by Launch already
+	if err != nil {
+		return err
+	}
+	s := state{Processes: env.Processes(), PIDs: env.PIDs(), Kubeconfig: env.Kubeconfig, BinDir: binDir}
+	if err := writeState(dir, s); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "local cluster ready in %s (apiserver %s, fake node %s, logs in %s)\n",
 		time.Since(start).Round(time.Second), env.Config.Host, testenv.FakeNodeName, dir)
-	fmt.Printf("export KUBECONFIG=%s\n", env.Kubeconfig)
+	fmt.Print(exportLines(env.Kubeconfig, binDir))
 	return nil
-}
-
-func down(dir string) error {
-	s, err := readState(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintln(os.Stderr, "no local cluster is running")
-		return os.RemoveAll(dir)
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s: %w", dir, err)
-	}
-	testenv.StopPIDs(s.PIDs, 15*time.Second)
-	if testenv.AnyAlive(s.PIDs) {
-		return fmt.Errorf("processes %v did not stop", s.PIDs)
-	}
-	fmt.Fprintf(os.Stderr, "stopped the local cluster (pids %v)\n", s.PIDs)
-	return os.RemoveAll(dir)
 }
 
 func envPort(name string, def int) int {
