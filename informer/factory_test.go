@@ -60,6 +60,7 @@ func TestForChecksTheTypeAgainstTheResource(t *testing.T) {
 			return err
 		}, ""},
 		{"an irregular plural (Endpoints → endpoints) is accepted", func() error {
+			//lint:ignore SA1019 Endpoints is deprecated, but it is the built-in kind whose resource is its lowercase name
 			_, err := informer.For[*corev1.Endpoints](f, informer.Resource{GVR: endpointsGVR})
 			return err
 		}, ""},
