@@ -1,12 +1,12 @@
 package events
 
 import (
-	"container/list"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/utils/lru"
 )
 
 // Aggregation bounds.
@@ -72,22 +72,16 @@ type series struct {
 // seriesCache maps keys to series, keeps at most capacity of them, and forgets the
 // least recently observed first. It is safe for concurrent use.
 //
-// Simplified: client-go uses k8s.io/utils/lru; a list and a map do the same here.
+// client-go: tools/record/events_cache.go eventLogger (a k8s.io/utils/lru cache too)
 type seriesCache struct {
-	capacity int
-
-	mu    sync.Mutex
-	order *list.List                  // of *cacheEntry, most recently observed first; guarded by mu
-	byKey map[seriesKey]*list.Element // guarded by mu
-}
-
-type cacheEntry struct {
-	key seriesKey
-	s   *series
+	// mu makes observe's look-up, window check and replacement one step, and guards
+	// each series' last.
+	mu  sync.Mutex
+	lru *lru.Cache // seriesKey → *series, least recently used evicted first
 }
 
 func newSeriesCache(capacity int) *seriesCache {
-	return &seriesCache{capacity: capacity, order: list.New(), byKey: make(map[seriesKey]*list.Element)}
+	return &seriesCache{lru: lru.New(capacity)}
 }
 
 // observe records that the event with key k happened at now and returns its series: the
@@ -98,31 +92,18 @@ func newSeriesCache(capacity int) *seriesCache {
 func (c *seriesCache) observe(k seriesKey, now time.Time) *series {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.byKey[k]; ok {
-		s := el.Value.(*cacheEntry).s
-		if now.Sub(s.last) <= seriesWindow {
+	if v, ok := c.lru.Get(k); ok {
+		if s := v.(*series); now.Sub(s.last) <= seriesWindow {
 			s.last = now
-			c.order.MoveToFront(el)
 			return s
 		}
 		// Why a fresh series and not a reset of the old one: a Record still writing the
 		// old series holds its lock; it finishes with the old state, untouched.
-		c.order.Remove(el)
-		delete(c.byKey, k)
 	}
 	s := &series{lock: make(chan struct{}, 1), first: now, last: now}
-	c.byKey[k] = c.order.PushFront(&cacheEntry{key: k, s: s})
-	if c.order.Len() > c.capacity {
-		oldest := c.order.Back()
-		c.order.Remove(oldest)
-		delete(c.byKey, oldest.Value.(*cacheEntry).key)
-	}
+	c.lru.Add(k, s) // replaces an expired series, or evicts the least recently used
 	return s
 }
 
 // len returns how many series the cache holds.
-func (c *seriesCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.order.Len()
-}
+func (c *seriesCache) len() int { return c.lru.Len() }
