@@ -107,10 +107,8 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 	defer f.mu.Unlock()
 	if inf, ok := f.informers[key]; ok {
 		shared := inf.(*SharedIndexInformer[T])
-		for _, idx := range indexers {
-			if err := shared.indexer.AddIndexers(idx); err != nil {
-				return nil, fmt.Errorf("informer for %s: %w", res, err)
-			}
+		if err := addIndexers(shared, res, indexers); err != nil {
+			return nil, err
 		}
 		return shared, nil
 	}
@@ -128,15 +126,6 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 			return nil, fmt.Errorf("informer for %s: %w", res, err)
 		}
 	}
-	all := indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]}
-	for _, idx := range indexers {
-		for name, fn := range idx {
-			if _, dup := all[name]; dup {
-				return nil, fmt.Errorf("informer for %s: %w: index %q given twice", res, indexer.ErrIndexConflict, name)
-			}
-			all[name] = fn
-		}
-	}
 	logger := f.opts.Logger
 	if logger != nil {
 		logger = logger.With(res.logAttrs()...)
@@ -152,7 +141,7 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
 		Name:           res.GVR.Resource,
 		ResyncPeriod:   f.opts.ResyncPeriod,
-		Indexers:       all,
+		Indexers:       indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
 		Queue:          f.opts.Queue,
 		WatchList:      f.opts.WatchList,
 		BacklogWarning: f.opts.BacklogWarning,
@@ -160,8 +149,22 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		Tracer:         f.opts.Tracer,
 	})
 	inf.description = res.String()
+	if err := addIndexers(inf, res, indexers); err != nil {
+		return nil, err
+	}
 	f.informers[key] = inf
 	return inf, nil
+}
+
+// addIndexers adds For's indexers to inf's cache through the indexer's own AddIndexers,
+// which refuses a name that is already there (indexer.ErrIndexConflict).
+func addIndexers[T indexer.Object](inf *SharedIndexInformer[T], res Resource, indexers []indexer.Indexers[T]) error {
+	for _, idx := range indexers {
+		if err := inf.indexer.AddIndexers(idx); err != nil {
+			return fmt.Errorf("informer for %s: %w", res, err)
+		}
+	}
+	return nil
 }
 
 // newObject returns a new, empty T for the scheme to look at: T must be a pointer to a
