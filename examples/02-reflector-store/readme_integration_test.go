@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeinternals/informers/examples/internal/steptest"
 )
@@ -24,8 +23,7 @@ func TestREADMESample(t *testing.T) {
 	})
 	out.WaitFor(t, "Replace ")
 	steptest.ConfigMap(t, ctx, core, "default", "demo", "1", false)
-	require.NoError(t, core.Patch(types.MergePatchType).Namespace("default").Resource("configmaps").Name("demo").
-		Body([]byte(`{"data":{"k":"2"}}`)).Do(ctx).Error())
+	steptest.MergePatch(t, ctx, core, "default", "configmaps", "demo", `{"data":{"k":"2"}}`)
 	steptest.Delete(t, ctx, core, "default", "configmaps", "demo")
 	out.WaitFor(t, "Delete   demo")
 	require.NoError(t, stop())

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeinternals/informers/examples/internal/steptest"
 )
@@ -28,8 +27,7 @@ func TestREADMESample(t *testing.T) {
 	out.WaitFor(t, "Pop kube-root-ca.crt")
 	steptest.ConfigMap(t, ctx, core, "default", "burst", "1", false)
 	for _, label := range []string{`{"a":"1"}`, `{"b":"2"}`} {
-		require.NoError(t, core.Patch(types.MergePatchType).Namespace("default").Resource("configmaps").Name("burst").
-			Body([]byte(`{"metadata":{"labels":`+label+`}}`)).Do(ctx).Error())
+		steptest.MergePatch(t, ctx, core, "default", "configmaps", "burst", `{"metadata":{"labels":`+label+`}}`)
 	}
 	steptest.Delete(t, ctx, core, "default", "configmaps", "burst")
 	out.WaitFor(t, "Pop burst")

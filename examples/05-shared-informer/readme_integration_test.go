@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubeinternals/informers/examples/internal/steptest"
 )
@@ -26,8 +25,7 @@ func TestREADMESample(t *testing.T) {
 	})
 	out.WaitFor(t, "replay done for the late handler")
 	steptest.ConfigMap(t, ctx, core, "default", "demo", "1", false)
-	require.NoError(t, core.Patch(types.MergePatchType).Namespace("default").Resource("configmaps").Name("demo").
-		Body([]byte(`{"metadata":{"labels":{"colour":"green"}}}`)).Do(ctx).Error())
+	steptest.MergePatch(t, ctx, core, "default", "configmaps", "demo", `{"metadata":{"labels":{"colour":"green"}}}`)
 	steptest.Delete(t, ctx, core, "default", "configmaps", "demo")
 	out.WaitFor(t, "early delete demo")
 	out.WaitFor(t, "late  delete demo")

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/internal/kube"
@@ -96,6 +97,13 @@ func InWatchCache(t *testing.T, ctx context.Context, core rest.Interface, ns, na
 		}
 		return false
 	}, 30*time.Second, 20*time.Millisecond, "ConfigMap %s/%s never appeared in a LIST at resourceVersion 0", ns, name)
+}
+
+// MergePatch applies a JSON merge patch to a namespaced object, as `kubectl patch` and
+// `kubectl label` do.
+func MergePatch(t *testing.T, ctx context.Context, core rest.Interface, ns, resource, name, patch string) {
+	t.Helper()
+	require.NoError(t, core.Patch(types.MergePatchType).Namespace(ns).Resource(resource).Name(name).Body([]byte(patch)).Do(ctx).Error())
 }
 
 // Delete deletes a namespaced object.
