@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubeinternals/informers/internal/markdown"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
 
@@ -43,7 +44,7 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 
 	page, err := os.ReadFile(guide)
 	require.NoError(t, err)
-	program, err := goBlockAfter(string(page), "<!-- usermodule:main.go -->")
+	program, err := markdown.BlockAfter(string(page), "<!-- usermodule:main.go -->")
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(app, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
@@ -111,23 +112,6 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	}
 	assert.Contains(t, out.String(), "stopped")
 	assert.NotContains(t, out.String(), "level=ERROR")
-}
-
-// goBlockAfter returns the Go code block that follows marker in a Markdown page.
-func goBlockAfter(page, marker string) (string, error) {
-	_, rest, ok := strings.Cut(page, marker)
-	if !ok {
-		return "", os.ErrNotExist
-	}
-	_, rest, ok = strings.Cut(rest, "```go\n")
-	if !ok {
-		return "", os.ErrNotExist
-	}
-	code, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		return "", os.ErrNotExist
-	}
-	return code, nil
 }
 
 // run runs a command in dir with extra environment and returns its standard output; a

@@ -1,7 +1,6 @@
 package steptest
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"regexp"
@@ -15,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/internal/markdown"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
 
@@ -24,27 +24,18 @@ import (
 // calling run does not see.
 func Sample(t *testing.T, readme, marker string) []string {
 	t.Helper()
-	f, err := os.Open(readme)
+	page, err := os.ReadFile(readme)
 	require.NoError(t, err)
-	defer f.Close()
+	block, err := markdown.BlockAfter(string(page), marker)
+	require.NoError(t, err, readme)
 	var lines []string
-	found, inBlock := false, false
-	for sc := bufio.NewScanner(f); sc.Scan(); {
-		line := sc.Text()
-		switch {
-		case !found:
-			found = strings.Contains(line, marker)
-		case !inBlock:
-			inBlock = strings.HasPrefix(line, "```")
-		case strings.HasPrefix(line, "```"):
-			require.NotEmpty(t, lines, "%s: the block after %q is empty", readme, marker)
-			return lines
-		case !strings.HasPrefix(line, "time="):
-			lines = append(lines, line)
+	for line := range strings.Lines(block) {
+		if !strings.HasPrefix(line, "time=") {
+			lines = append(lines, strings.TrimSuffix(line, "\n"))
 		}
 	}
-	require.FailNow(t, "no sample", "%s: no fenced block after a line containing %q", readme, marker)
-	return nil
+	require.NotEmpty(t, lines, "%s: the block after %q is empty", readme, marker)
+	return lines
 }
 
 // sampleValue matches what differs between two runs of the same program: the numbers of
