@@ -281,7 +281,16 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.tracer.Reconciled("foos", key.String(), time.Since(start), err)
 	}
 	settle(c.queue, key, err)
-	if err != nil {
+	switch {
+	case err == nil:
+	case apierrors.IsConflict(err):
+		// 409 Conflict: the Foo was written from a lister copy one write behind the
+		// server's (our own last status update, or someone's spec change, not yet seen
+		// through the watch). That is optimistic concurrency doing its job, not a fault:
+		// the retry reads the newer copy. sample-controller logs it as an error like any
+		// other; we say what it is so a reader of the log is not sent looking for a bug.
+		c.log.Info("sync conflicted with a newer write; retrying with the newer copy", "foo", key.String(), "err", err, "requeues", c.queue.NumRequeues(key))
+	default:
 		c.log.Error("sync failed", "foo", key.String(), "err", err, "requeues", c.queue.NumRequeues(key))
 	}
 	return true
