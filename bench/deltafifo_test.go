@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinternals/informers/bench/internal/sidebyside"
 	"github.com/kubeinternals/informers/deltafifo"
 )
 
@@ -52,14 +53,16 @@ func (d *fifoDrain) check(b *testing.B, want int) {
 
 // BenchmarkDeltaFIFOAddPop10k: Add 10,000 distinct objects to a DeltaFIFO, then Pop
 // them all. One op is the whole cycle; the queue is reused across ops.
+//
+// Fair: our DeltaFIFO against client-go's DeltaFIFO (with Replaced deltas on, as its
+// informers configure it), the same objects and the same counting consumer.
 func BenchmarkDeltaFIFOAddPop10k(b *testing.B) {
 	pods, anys := fifoPods()
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		q := deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[*corev1.Pod]{})
 		ctx := context.Background()
 		var d fifoDrain
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			for _, p := range pods {
 				if err := q.Add(p); err != nil {
 					b.Fatal(err)
@@ -71,13 +74,11 @@ func BenchmarkDeltaFIFOAddPop10k(b *testing.B) {
 				}
 			}
 			d.check(b, fifoObjects)
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		})
+	}, func(b *testing.B) {
 		q := cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc, EmitDeltaTypeReplaced: true})
 		var d fifoDrain
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			for _, p := range anys {
 				if err := q.Add(p); err != nil {
 					b.Fatal(err)
@@ -89,31 +90,31 @@ func BenchmarkDeltaFIFOAddPop10k(b *testing.B) {
 				}
 			}
 			d.check(b, fifoObjects)
-		}
+		})
 	})
 }
 
 // BenchmarkDeltaFIFOReplace10k: Replace with a list of 10,000 objects into a new,
 // empty DeltaFIFO (an informer's first LIST). The queue is not drained.
+//
+// Fair: DeltaFIFO against DeltaFIFO, the same list; client-go's takes it as []any
+// built once outside the loop, as its reflector hands it over.
 func BenchmarkDeltaFIFOReplace10k(b *testing.B) {
 	pods, anys := fifoPods()
-	b.Run("ours", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
+	sidebyside.Pair(b, func(b *testing.B) {
+		sidebyside.Loop(b, func() {
 			q := deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[*corev1.Pod]{})
 			if err := q.Replace(pods, "1"); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
+		})
+	}, func(b *testing.B) {
+		sidebyside.Loop(b, func() {
 			q := cache.NewDeltaFIFOWithOptions(cache.DeltaFIFOOptions{KeyFunction: cache.MetaNamespaceKeyFunc, EmitDeltaTypeReplaced: true})
 			if err := q.Replace(anys, "1"); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 }
 
@@ -129,14 +130,16 @@ func clientGoRealFIFO() *cache.RealFIFO {
 
 // BenchmarkRealFIFOAddPop10k: Add 10,000 distinct objects to a RealFIFO, then Pop
 // them one by one.
+//
+// Fair: our RealFIFO against client-go's, configured as client-go 1.36's informers
+// configure it (clientGoRealFIFO); the same objects and consumer.
 func BenchmarkRealFIFOAddPop10k(b *testing.B) {
 	pods, anys := fifoPods()
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		q := deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[*corev1.Pod]{EmitBookmark: true})
 		ctx := context.Background()
 		var d fifoDrain
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			for _, p := range pods {
 				if err := q.Add(p); err != nil {
 					b.Fatal(err)
@@ -148,13 +151,11 @@ func BenchmarkRealFIFOAddPop10k(b *testing.B) {
 				}
 			}
 			d.check(b, fifoObjects)
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		})
+	}, func(b *testing.B) {
 		q := clientGoRealFIFO()
 		var d fifoDrain
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			for _, p := range anys {
 				if err := q.Add(p); err != nil {
 					b.Fatal(err)
@@ -166,15 +167,17 @@ func BenchmarkRealFIFOAddPop10k(b *testing.B) {
 				}
 			}
 			d.check(b, fifoObjects)
-		}
+		})
 	})
 }
 
 // BenchmarkRealFIFOAddPopBatch10k: Add 10,000 distinct objects to a RealFIFO, then
 // drain it with PopBatch (ten batches of 1,000).
+//
+// Fair: as BenchmarkRealFIFOAddPop10k, with each side's batch pop.
 func BenchmarkRealFIFOAddPopBatch10k(b *testing.B) {
 	pods, anys := fifoPods()
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		q := deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[*corev1.Pod]{EmitBookmark: true})
 		ctx := context.Background()
 		var d fifoDrain
@@ -182,8 +185,7 @@ func BenchmarkRealFIFOAddPopBatch10k(b *testing.B) {
 			d.n += len(deltas)
 			return nil
 		}
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			for _, p := range pods {
 				if err := q.Add(p); err != nil {
 					b.Fatal(err)
@@ -195,17 +197,15 @@ func BenchmarkRealFIFOAddPopBatch10k(b *testing.B) {
 				}
 			}
 			d.check(b, fifoObjects)
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		})
+	}, func(b *testing.B) {
 		q := clientGoRealFIFO()
 		var d fifoDrain
 		batch := func(deltas []cache.Delta, _ bool) error {
 			d.n += len(deltas)
 			return nil
 		}
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			for _, p := range anys {
 				if err := q.Add(p); err != nil {
 					b.Fatal(err)
@@ -217,6 +217,6 @@ func BenchmarkRealFIFOAddPopBatch10k(b *testing.B) {
 				}
 			}
 			d.check(b, fifoObjects)
-		}
+		})
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/listers"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinternals/informers/bench/internal/sidebyside"
 	"github.com/kubeinternals/informers/indexer"
 )
 
@@ -88,95 +89,92 @@ func clientGoPodIndexer(b *testing.B, pods []*corev1.Pod) cache.Indexer {
 // BenchmarkIndexerUpdate: one Update per op of an existing pod (in random order) whose
 // index values do not change (the steady state of a cache: status and resourceVersion
 // churn).
+//
+// Fair: both stores hold the same 10k pods with the same two indexes and see the same
+// updates in the same order; each side's index functions do the same work.
 func BenchmarkIndexerUpdate(b *testing.B) {
-	v := benchPodVersions(false)
-	b.Run("ours", func(b *testing.B) {
-		idx := oursPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if err := idx.Update(v[(i/benchPods+1)%2][benchOrder[i%benchPods]]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
-		idx := clientGoPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if err := idx.Update(v[(i/benchPods+1)%2][benchOrder[i%benchPods]]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	benchmarkIndexerUpdates(b, benchPodVersions(false))
 }
 
 // BenchmarkIndexerUpdateMovingIndex: one Update per op that moves the pod from one app
 // label value to another (the slow path: remove from the old set, add to the new).
+//
+// Fair: as BenchmarkIndexerUpdate, every update moving the pod in the app index.
 func BenchmarkIndexerUpdateMovingIndex(b *testing.B) {
-	v := benchPodVersions(true)
-	b.Run("ours", func(b *testing.B) {
+	benchmarkIndexerUpdates(b, benchPodVersions(true))
+}
+
+// benchmarkIndexerUpdates alternates each pod between its two versions, visiting the
+// pods in benchOrder.
+func benchmarkIndexerUpdates(b *testing.B, v [2][]*corev1.Pod) {
+	run := func(b *testing.B, update func(*corev1.Pod) error) {
+		i := 0
+		sidebyside.Loop(b, func() {
+			if err := update(v[(i/benchPods+1)%2][benchOrder[i%benchPods]]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		})
+	}
+	sidebyside.Pair(b, func(b *testing.B) {
 		idx := oursPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if err := idx.Update(v[(i/benchPods+1)%2][benchOrder[i%benchPods]]); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		run(b, idx.Update)
+	}, func(b *testing.B) {
 		idx := clientGoPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if err := idx.Update(v[(i/benchPods+1)%2][benchOrder[i%benchPods]]); err != nil {
-				b.Fatal(err)
-			}
-		}
+		run(b, func(p *corev1.Pod) error { return idx.Update(p) })
 	})
 }
 
 // BenchmarkIndexerByIndex: ByIndex(namespace, ns-k) on 10k pods; each op returns 100.
+//
+// Fair: the same store content and namespaces; both return a fresh slice of the
+// 100 objects.
 func BenchmarkIndexerByIndex(b *testing.B) {
 	v := benchPodVersions(false)
 	ns := make([]string, benchNamespaces)
 	for i := range ns {
 		ns[i] = fmt.Sprintf("ns-%d", i)
 	}
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		idx := oursPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
+		i := 0
+		sidebyside.Loop(b, func() {
 			got, err := idx.ByIndex(indexer.NamespaceIndex, ns[i%benchNamespaces])
 			if err != nil || len(got) != benchPods/benchNamespaces {
 				b.Fatal(len(got), err)
 			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+			i++
+		})
+	}, func(b *testing.B) {
 		idx := clientGoPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
+		i := 0
+		sidebyside.Loop(b, func() {
 			got, err := idx.ByIndex(cache.NamespaceIndex, ns[i%benchNamespaces])
 			if err != nil || len(got) != benchPods/benchNamespaces {
 				b.Fatal(len(got), err)
 			}
-		}
+			i++
+		})
 	})
 }
 
 // BenchmarkIndexerReplace: Replace the whole content of a populated 10k-pod indexer
 // with the other version of every pod (what a relist does), indexes rebuilt.
+//
+// Fair: the same two lists alternate on both sides; client-go's are []any built once
+// outside the loop (its reflector builds that slice as it extracts the list).
 func BenchmarkIndexerReplace(b *testing.B) {
 	v := benchPodVersions(true)
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		idx := oursPodIndexer(b, v[0])
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if err := idx.Replace(v[(i+1)%2], "1"); err != nil {
+		i := 0
+		sidebyside.Loop(b, func() {
+			i++
+			if err := idx.Replace(v[i%2], "1"); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		})
+	}, func(b *testing.B) {
 		idx := clientGoPodIndexer(b, v[0])
 		lists := [2][]any{}
 		for k := range lists {
@@ -184,67 +182,67 @@ func BenchmarkIndexerReplace(b *testing.B) {
 				lists[k] = append(lists[k], p)
 			}
 		}
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if err := idx.Replace(lists[(i+1)%2], "1"); err != nil {
+		i := 0
+		sidebyside.Loop(b, func() {
+			i++
+			if err := idx.Replace(lists[i%2], "1"); err != nil {
 				b.Fatal(err)
 			}
-		}
+		})
 	})
 }
 
 // BenchmarkListerListSelector: a lister List across all namespaces with the selector
 // app=app-7 over 10k pods; each op returns 200.
+//
+// Fair: our Lister against client-go's generic listers.New over the same content;
+// both walk every object and match the same selector.
 func BenchmarkListerListSelector(b *testing.B) {
 	v := benchPodVersions(false)
 	sel := labels.SelectorFromSet(labels.Set{"app": "app-7"})
 	want := benchPods / benchApps
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		l := indexer.NewLister(oursPodIndexer(b, v[0]))
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			got, err := l.List(sel)
 			if err != nil || len(got) != want {
 				b.Fatal(len(got), err)
 			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		})
+	}, func(b *testing.B) {
 		l := listers.New[*corev1.Pod](clientGoPodIndexer(b, v[0]), schema.GroupResource{Resource: "pods"})
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			got, err := l.List(sel)
 			if err != nil || len(got) != want {
 				b.Fatal(len(got), err)
 			}
-		}
+		})
 	})
 }
 
 // BenchmarkListerNamespaceList: a namespaced lister List (through the namespace index)
 // with the selector app=app-7; each op returns the 2 matching pods of the namespace.
+//
+// Fair: both go through their namespace index, then match the selector on its 100 pods.
 func BenchmarkListerNamespaceList(b *testing.B) {
 	v := benchPodVersions(false)
 	sel := labels.SelectorFromSet(labels.Set{"app": "app-7"})
-	b.Run("ours", func(b *testing.B) {
+	sidebyside.Pair(b, func(b *testing.B) {
 		l := indexer.NewLister(oursPodIndexer(b, v[0])).Namespace("ns-7")
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			got, err := l.List(sel)
 			if err != nil || len(got) != 2 {
 				b.Fatal(len(got), err)
 			}
-		}
-	})
-	b.Run("client-go", func(b *testing.B) {
+		})
+	}, func(b *testing.B) {
 		base := listers.New[*corev1.Pod](clientGoPodIndexer(b, v[0]), schema.GroupResource{Resource: "pods"})
 		l := listers.NewNamespaced(base, "ns-7")
-		b.ReportAllocs()
-		for b.Loop() {
+		sidebyside.Loop(b, func() {
 			got, err := l.List(sel)
 			if err != nil || len(got) != 2 {
 				b.Fatal(len(got), err)
 			}
-		}
+		})
 	})
 }

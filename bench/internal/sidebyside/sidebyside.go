@@ -1,0 +1,64 @@
+// Package sidebyside runs one workload on our implementation and on client-go's as
+// sub-benchmarks that benchstat can compare: Pair names them round=R/impl=ours and
+// round=R/impl=client-go and alternates which runs first; Loop adds an untimed
+// warm-up op.
+package sidebyside
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// RoundsEnv names the environment variable that sets how many rounds each pair runs
+// (make bench sets 6: benchstat needs at least 6 samples a side for a 95% confidence
+// interval). Unset, a pair runs one round, which is enough to try a benchmark by hand.
+const RoundsEnv = "KUBEINTERNALS_BENCH_ROUNDS"
+
+// Rounds is the number of rounds from RoundsEnv.
+func Rounds(b *testing.B) int {
+	s := os.Getenv(RoundsEnv)
+	if s == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a positive number of rounds", RoundsEnv, s)
+	}
+	return n
+}
+
+// Pair runs one workload on both implementations, rounds times, as the
+// sub-benchmarks round=R/impl=ours and round=R/impl=client-go. Even rounds run ours
+// first, odd rounds client-go first, so neither side always runs on a machine the
+// other has just warmed (or just filled with garbage). benchstat pools the rounds
+// (-ignore /round) and compares the two columns (-col /impl).
+//
+// Each side builds what it needs outside the timed loop and then calls Loop.
+func Pair(b *testing.B, ours, clientGo func(b *testing.B)) {
+	sides := [2]struct {
+		name string
+		run  func(*testing.B)
+	}{{"impl=ours", ours}, {"impl=client-go", clientGo}}
+	for r := range Rounds(b) {
+		b.Run(fmt.Sprintf("round=%d", r), func(b *testing.B) {
+			for i := range sides {
+				s := sides[(i+r)%2]
+				b.Run(s.name, s.run)
+			}
+		})
+	}
+}
+
+// Loop runs op once untimed (a warm-up: first-use costs such as growing a map or a
+// pool do not land in the first timed op), then as the timed benchmark loop, with
+// allocations reported. Everything before the first b.Loop call is outside the
+// timer: b.Loop resets it.
+func Loop(b *testing.B, op func()) {
+	b.ReportAllocs()
+	op()
+	for b.Loop() {
+		op()
+	}
+}
