@@ -1,29 +1,89 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 )
 
-func TestRenderPairsOursWithClientGoAndComputesTheRatio(t *testing.T) {
-	in := `goos: linux
-BenchmarkQueue/ours-2         	 1000	       90.0 ns/op	       0 B/op	       0 allocs/op
-BenchmarkQueue/client-go-2    	 1000	      180.0 ns/op	       8 B/op	       1 allocs/op
-BenchmarkSync/n=10k/ours-2    	    1	  5000 ns/op	 12.5 ms-to-synced	 3 allocs/op
-BenchmarkSync/n=10k/client-go-2	    1	 10000 ns/op	 25.0 ms-to-synced	 6 allocs/op
-PASS`
-	pairs, order, err := parse(strings.NewReader(in))
+// benchstatCSV runs the benchstat this module pins (go tool benchstat) the way
+// `make bench` does, on testdata/results.txt: six rounds a side of three benchmarks,
+// in go test's output format, with the round=/impl= names sidebyside.Pair gives.
+func benchstatCSV(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("go", "tool", "benchstat", "-col", "/impl@(client-go ours)", "-ignore", "/round", "-format", "csv", "testdata/results.txt")
+	cmd.Stderr = nil // benchstat's notes ("all samples are equal") go to stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go tool benchstat: %v", err)
+	}
+	return string(out)
+}
+
+func TestTheTableFromBenchstatsComparison(t *testing.T) {
+	results, err := parseCSV(strings.NewReader(benchstatCSV(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := render(pairs, order)
+	docs, err := readDocs("testdata/src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render(results, docs)
+	t.Logf("table:\n%s", got)
+	headline, rest, _ := strings.Cut(got, "Not in the headline")
 	for _, want := range []string{
-		"| Queue | 90 | 180 | 0.50 | 0 | 1 |",
-		"| Sync/n=10k | 5000 | 10000 | 0.50 | 3 | 6 |",
-		"| Sync/n=10k | ms-to-synced | 12.5 | 25 | 0.50 |",
+		"Medians of 6 rounds a side",
+		// 100 ns ±2% against 200.5 ns ±2%: 0.50 with a range that excludes 1.
+		"| Fast | 100 ns ±2% | 201 ns ±2% | 0.50 (0.48–0.52) | 800 | 1000 | 0.80 | 0.80 |",
+		// Within each other's interval: a tie.
+		"| Same | 100 ns ±5% | 100 ns ±3% | 1.00 (0.92–1.08) tie | 800 | 1000 | 0.80 | 0.80 |",
 	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing row %q in:\n%s", want, got)
+		if !strings.Contains(headline, want) {
+			t.Errorf("the headline lacks %q", want)
+		}
+	}
+	if strings.Contains(headline, "| OffHeadline |") {
+		t.Error("a row whose doc says it is not in the headline is in the headline table")
+	}
+	for _, want := range []string{
+		"| OffHeadline | 50 ns ±4% | 100 ns ±2% | 0.50",
+		"| Fast | ms/synced | 10 ±2% | 20.05 ±2% | 0.50 |",
+		"- **Fast**: both sides do the same thing.",
+		"- **OffHeadline**: the same code on both sides. Not in the headline: it runs client-go's code on both sides.",
+	} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("below the headline, missing %q", want)
+		}
+	}
+}
+
+func TestParseCSVRejectsATableItCannotRead(t *testing.T) {
+	_, err := parseCSV(strings.NewReader(",client-go,,ours,,,\n,sec/op,CI\n"))
+	if err == nil || !strings.Contains(err.Error(), "columns") {
+		t.Fatalf("err = %v, want one naming the column count", err)
+	}
+	_, err = parseCSV(strings.NewReader(",client-go,,ours,,,\n,sec/op,CI,sec/op,CI,vs base,P\nX-2,fast,1%,1,1%,~,n=6\n"))
+	if err == nil || !strings.Contains(err.Error(), "X sec/op") {
+		t.Fatalf("err = %v, want one naming the row and unit", err)
+	}
+}
+
+// Every benchmark `make bench` runs must say, in its doc comment, what the two sides
+// do and why the comparison is fair: the table prints it under every row.
+func TestEveryBenchmarkSaysWhyItIsFair(t *testing.T) {
+	for _, dir := range []string{"../..", "../../controlplane"} {
+		docs, err := readDocs(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) == 0 {
+			t.Fatalf("%s: no benchmarks found", dir)
+		}
+		for name, d := range docs {
+			if d.Fair == "" {
+				t.Errorf("%s: Benchmark%s has no \"Fair:\" paragraph in its doc comment", dir, name)
+			}
 		}
 	}
 }

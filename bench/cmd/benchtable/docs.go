@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// benchDoc is what a benchmark's doc comment says about its row.
+type benchDoc struct {
+	// Fair is the "Fair:" paragraph: what the two sides do and why it is fair.
+	Fair string
+	// OffHeadline is the "Not in the headline:" paragraph, empty for headline rows.
+	OffHeadline string
+}
+
+// readDocs parses the _test.go files of dir and returns, by benchmark name without
+// its "Benchmark" prefix, what each Benchmark function's doc comment says.
+func readDocs(dir string) (map[string]benchDoc, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no _test.go files", dir)
+	}
+	fset := token.NewFileSet()
+	docs := map[string]benchDoc{}
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || !strings.HasPrefix(fn.Name.Name, "Benchmark") || fn.Name.Name == "Benchmark" {
+				continue
+			}
+			docs[strings.TrimPrefix(fn.Name.Name, "Benchmark")] = parseDoc(fn.Doc.Text())
+		}
+	}
+	return docs, nil
+}
+
+// parseDoc picks the "Fair:" and "Not in the headline:" paragraphs out of a doc
+// comment, each joined onto one line.
+func parseDoc(text string) benchDoc {
+	var d benchDoc
+	for _, para := range strings.Split(text, "\n\n") {
+		para = strings.Join(strings.Fields(para), " ")
+		switch {
+		case strings.HasPrefix(para, "Fair:"):
+			d.Fair = strings.TrimSpace(strings.TrimPrefix(para, "Fair:"))
+		case strings.HasPrefix(para, "Not in the headline:"):
+			d.OffHeadline = strings.TrimSpace(strings.TrimPrefix(para, "Not in the headline:"))
+		}
+	}
+	return d
+}

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// The units every benchmark reports; anything else is a custom metric.
+const (
+	timeUnit   = "sec/op"
+	bytesUnit  = "B/op"
+	allocsUnit = "allocs/op"
+)
+
+// base is the benchmark function a row belongs to: "Lister/n=1k" → "Lister".
+func base(name string) string {
+	b, _, _ := strings.Cut(name, "/")
+	return b
+}
+
+func render(results []*result, docs map[string]benchDoc) string {
+	var b strings.Builder
+	var pkgs []string
+	byPkg := map[string][]*result{}
+	for _, r := range results {
+		if _, ok := byPkg[r.pkg]; !ok {
+			pkgs = append(pkgs, r.pkg)
+		}
+		byPkg[r.pkg] = append(byPkg[r.pkg], r)
+	}
+	for _, pkg := range pkgs {
+		rows := byPkg[pkg]
+		var headline, off []*result
+		for _, r := range rows {
+			if docs[base(r.name)].OffHeadline != "" {
+				off = append(off, r)
+			} else {
+				headline = append(headline, r)
+			}
+		}
+		fmt.Fprintf(&b, "## %s\n\n", pkg)
+		fmt.Fprintf(&b, "Medians of %s rounds a side (95%% confidence interval). Ratios are ours ÷ client-go: below 1 we are faster or smaller. A time ratio whose range contains 1.0 is a tie.\n\n", samplesText(rows))
+		mainTable(&b, headline)
+		if len(off) > 0 {
+			b.WriteString("\nNot in the headline (see why below):\n\n")
+			mainTable(&b, off)
+		}
+		otherMetrics(&b, rows)
+		fairness(&b, rows, docs)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func samplesText(rows []*result) string {
+	lo, hi := math.MaxInt, 0
+	for _, r := range rows {
+		lo, hi = min(lo, r.samples), max(hi, r.samples)
+	}
+	switch {
+	case hi == 0:
+		return "?"
+	case lo == hi:
+		return strconv.Itoa(lo)
+	}
+	return fmt.Sprintf("%d–%d", lo, hi)
+}
+
+func mainTable(b *strings.Builder, rows []*result) {
+	b.WriteString("| benchmark | ours | client-go | time ratio (range) | ours B/op | client-go B/op | B/op ratio | allocs/op ratio |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		t := r.units[timeUnit]
+		bytes, allocs := r.units[bytesUnit], r.units[allocsUnit]
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name,
+			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t),
+			plain(bytes, ours, formatCount), plain(bytes, clientGo, formatCount),
+			ratioText(bytes), ratioText(allocs))
+	}
+}
+
+func otherMetrics(b *strings.Builder, rows []*result) {
+	var lines []string
+	for _, r := range rows {
+		for _, u := range r.order {
+			if u == timeUnit || u == bytesUnit || u == allocsUnit {
+				continue
+			}
+			m := r.units[u]
+			lines = append(lines, fmt.Sprintf("| %s | %s | %s | %s | %s |", r.name, u,
+				withCI(m, ours, formatCount), withCI(m, clientGo, formatCount), ratioText(m)))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\nOther metrics:\n\n| benchmark | metric | ours | client-go | ratio |\n|---|---|---:|---:|---:|\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	b.WriteString("\n")
+}
+
+func fairness(b *strings.Builder, rows []*result, docs map[string]benchDoc) {
+	b.WriteString("\nWhat each row compares:\n\n")
+	seen := map[string]bool{}
+	for _, r := range rows {
+		name := base(r.name)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		d := docs[name]
+		fair := d.Fair
+		if fair == "" {
+			fair = "(its doc comment has no Fair: paragraph)"
+		}
+		fmt.Fprintf(b, "- **%s**: %s", name, fair)
+		if d.OffHeadline != "" {
+			fmt.Fprintf(b, " Not in the headline: %s", d.OffHeadline)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// timeRatio is ours ÷ client-go with its range: each median moved to the far end of
+// its confidence interval. A range containing 1.0 is a tie.
+func timeRatio(m *[2]measure) string {
+	if m == nil || !m[ours].ok || !m[clientGo].ok || m[clientGo].median == 0 {
+		return "–"
+	}
+	o, c := m[ours], m[clientGo]
+	r := o.median / c.median
+	lo := o.median * (1 - o.ci) / (c.median * (1 + c.ci))
+	hi := math.Inf(1)
+	if c.ci < 1 {
+		hi = o.median * (1 + o.ci) / (c.median * (1 - c.ci))
+	}
+	s := fmt.Sprintf("%.2f (%s–%s)", r, formatRatio(max(lo, 0)), formatRatio(hi))
+	if lo <= 1 && 1 <= hi {
+		s += " tie"
+	}
+	return s
+}
+
+func formatRatio(v float64) string {
+	if math.IsInf(v, 1) {
+		return "∞"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// ratioText is ours ÷ client-go of the medians.
+func ratioText(m *[2]measure) string {
+	switch {
+	case m == nil || !m[ours].ok || !m[clientGo].ok:
+		return "–"
+	case m[ours].median == 0 && m[clientGo].median == 0:
+		return "both 0"
+	case m[clientGo].median == 0:
+		return "client-go 0"
+	}
+	return fmt.Sprintf("%.2f", m[ours].median/m[clientGo].median)
+}
+
+func withCI(m *[2]measure, side int, format func(float64) string) string {
+	if m == nil || !m[side].ok {
+		return "–"
+	}
+	s := format(m[side].median)
+	if ci := m[side].ci; !math.IsInf(ci, 1) {
+		s += fmt.Sprintf(" ±%.0f%%", ci*100)
+	}
+	return s
+}
+
+func plain(m *[2]measure, side int, format func(float64) string) string {
+	if m == nil || !m[side].ok {
+		return "–"
+	}
+	return format(m[side].median)
+}
+
+// formatTime prints seconds with a unit that keeps three significant digits.
+func formatTime(s float64) string {
+	switch {
+	case s >= 1:
+		return fmt.Sprintf("%.3g s", s)
+	case s >= 1e-3:
+		return fmt.Sprintf("%.3g ms", s*1e3)
+	case s >= 1e-6:
+		return fmt.Sprintf("%.3g µs", s*1e6)
+	}
+	return fmt.Sprintf("%.3g ns", s*1e9)
+}
+
+// formatCount prints a count or size with three significant digits and an SI suffix.
+func formatCount(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e9:
+		return fmt.Sprintf("%.3gG", v/1e9)
+	case a >= 1e6:
+		return fmt.Sprintf("%.3gM", v/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.3gk", v/1e3)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
