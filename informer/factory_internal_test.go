@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/reflector"
@@ -24,4 +25,12 @@ func TestFactoryPassesItsOptionsToEveryInformer(t *testing.T) {
 	assert.Equal(t, RealFIFOQueue, inf.opts.Queue)
 	assert.True(t, inf.opts.WatchList)
 	assert.Equal(t, 7, inf.opts.BacklogWarning)
+}
+
+func TestDecodesProtobufIsTrueForGeneratedAPITypesOnly(t *testing.T) {
+	assert.True(t, decodesProtobuf[*corev1.ConfigMap]())
+	assert.True(t, decodesProtobuf[*corev1.Pod]())
+	assert.False(t, decodesProtobuf[*unstructured.Unstructured](), "Unstructured has no protobuf code")
+	type customResource struct{ Name string }
+	assert.False(t, decodesProtobuf[*customResource](), "a type without generated protobuf code")
 }

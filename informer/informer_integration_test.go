@@ -29,7 +29,7 @@ func integrationEnv(t *testing.T) (*testenv.Env, *informer.Factory, context.Cont
 	env := testenv.Start(t, testenv.Options{})
 	scheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
 	require.NoError(t, err)
-	f := informer.NewFactory(env.Config, informer.FactoryOptions{Scheme: scheme, Protobuf: true})
+	f := informer.NewFactory(env.Config, informer.FactoryOptions{Scheme: scheme})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(func() { cancel(); f.Shutdown() })
 	return env, f, ctx

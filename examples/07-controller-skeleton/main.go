@@ -39,7 +39,7 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 	if err != nil {
 		return err
 	}
-	f := informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, Protobuf: true, Logger: log})
+	f := informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, Logger: log})
 	inf, err := informer.For[*corev1.ConfigMap](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps"), Namespace: namespace})
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ type Controller struct {
 	workers      int
 	drainTimeout time.Duration
 
-	fooFactory, depFactory *informer.Factory
+	factory *informer.Factory
 	foos                   *informer.SharedIndexInformer[*v1alpha1.Foo]
 	deployments            *informer.SharedIndexInformer[*appsv1.Deployment]
 	fooHandler             *informer.Registration[*v1alpha1.Foo]
@@ -127,22 +127,18 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		RateLimiter: limiter,
 	})
 
-	// Why two factories: a factory has one Protobuf setting, and a custom resource is
-	// served only as JSON, while Deployments are cheaper to decode as protobuf.
-	fooScheme, err := reflector.NewScheme(v1alpha1.AddToScheme)
+	// One factory for both: it asks for protobuf for Deployments (a built-in type, whose
+	// generated code decodes it) and for JSON for Foos (a custom resource is served
+	// only as JSON).
+	scheme, err := reflector.NewScheme(v1alpha1.AddToScheme, appsv1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}
-	depScheme, err := reflector.NewScheme(appsv1.AddToScheme)
-	if err != nil {
-		return nil, err
-	}
-	c.fooFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: fooScheme, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer})
-	c.depFactory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: depScheme, Protobuf: true, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer})
-	if c.foos, err = informer.For[*v1alpha1.Foo](c.fooFactory, informer.Resource{GVR: v1alpha1.SchemeGroupVersion.WithResource("foos")}); err != nil {
+	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer})
+	if c.foos, err = informer.For[*v1alpha1.Foo](c.factory, informer.Resource{GVR: v1alpha1.SchemeGroupVersion.WithResource("foos")}); err != nil {
 		return nil, fmt.Errorf("controller: Foo informer: %w", err)
 	}
-	if c.deployments, err = informer.For[*appsv1.Deployment](c.depFactory, informer.Resource{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}); err != nil {
+	if c.deployments, err = informer.For[*appsv1.Deployment](c.factory, informer.Resource{GVR: appsv1.SchemeGroupVersion.WithResource("deployments")}); err != nil {
 		return nil, fmt.Errorf("controller: Deployment informer: %w", err)
 	}
 	if c.fooHandler, err = c.foos.AddEventHandlerWithOptions(c.fooHandlers(), informer.HandlerOptions{Name: FooHandler}); err != nil {
@@ -204,12 +200,10 @@ func (c *Controller) Run(ctx context.Context) error {
 		return ErrAlreadyRun
 	}
 	// Shutdown order on every path: the queue (workers exit), then the informers.
-	defer c.depFactory.Shutdown()
-	defer c.fooFactory.Shutdown()
+	defer c.factory.Shutdown()
 
 	c.log.Info("starting informers")
-	c.fooFactory.Start(ctx)
-	c.depFactory.Start(ctx)
+	c.factory.Start(ctx)
 	// Why wait for the handler registrations, not just the informers: a synced
 	// informer may still be handing the initial list to our handlers; waiting for the
 	// registrations means every existing Foo is in the queue before workers start.

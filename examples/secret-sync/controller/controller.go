@@ -101,7 +101,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, Protobuf: true, ResyncPeriod: opts.ResyncPeriod, Logger: c.log})
+	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, ResyncPeriod: opts.ResyncPeriod, Logger: c.log})
 	secrets := corev1.SchemeGroupVersion.WithResource("secrets")
 	if c.sources, err = informer.For[*corev1.Secret](c.factory, informer.Resource{GVR: secrets, Namespace: c.source}); err != nil {
 		return nil, err
