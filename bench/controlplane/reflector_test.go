@@ -6,10 +6,6 @@ package controlplane
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -24,117 +20,34 @@ import (
 
 	"github.com/kubeinternals/informers/bench/internal/heapsample"
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
-	"github.com/kubeinternals/informers/internal/testenv"
 	"github.com/kubeinternals/informers/reflector"
 )
 
-// The reflector benchmarks list (and start watching) reflectorBenchObjects small
-// ConfigMaps from a real kube-apiserver, once with our reflector and once with
+// The reflector benchmarks list (and start watching) the 10,000 small ConfigMaps of
+// configMaps10k from a real kube-apiserver, once with our reflector and once with
 // client-go's, into the same plain map store. Besides ns/op they report:
 //
 //	ms/first-replace  time from Run to the store's first Replace (the initial sync)
-//	MB-peak-heap      peak live heap during the sync, above the level before it
-//
-// The control plane and the objects are created once per benchmark process. It is
-// left running until the process exits (its children die with it): no TestMain is
-// needed, so this file cannot collide with other benchmark files.
-const (
-	reflectorBenchObjects   = 10_000
-	reflectorBenchNamespace = "bench-reflector"
-)
+//	MB-heap-peak      the peak of the heap's objects during the sync, above the level
+//	                  before it (garbage not yet swept included)
+//	MB-live-after     the live heap after the sync and a forced collection, above the
+//	                  level before it: what the store keeps
+const reflectorBenchObjects = 10_000
 
-var reflectorEnv struct {
-	once sync.Once
-	cfg  *rest.Config
-	err  error
-}
+var reflectorBenchNamespace = configMaps10k.namespace
 
 // reflectorBenchConfig starts the control plane and creates the ConfigMaps, once.
 func reflectorBenchConfig(b *testing.B) *rest.Config {
-	b.Helper()
-	reflectorEnv.once.Do(func() {
-		if _, err := testenv.BinDir(); err != nil {
-			reflectorEnv.err = err
-			return
-		}
-		// A fixed, reused directory: the environment outlives every benchmark, so
-		// nothing would remove a temporary one.
-		dir := filepath.Join(os.TempDir(), "kubeinternals-bench-reflector")
-		_ = os.RemoveAll(dir)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		env, err := testenv.Launch(ctx, testenv.Options{Dir: dir})
-		if err != nil {
-			reflectorEnv.err = err
-			return
-		}
-		cfg := rest.CopyConfig(env.Config)
-		cfg.QPS, cfg.Burst = -1, 0 // neither side should wait on a client-side rate limiter
-		reflectorEnv.cfg = cfg
-		reflectorEnv.err = createBenchConfigMaps(ctx, cfg)
-	})
-	if reflectorEnv.err != nil {
-		b.Skipf("skipping: %v (build the control plane with %q)", reflectorEnv.err, testenv.BuildCommand)
-	}
-	return reflectorEnv.cfg
-}
-
-func createBenchConfigMaps(ctx context.Context, cfg *rest.Config) error {
-	core, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
-	if err != nil {
-		return err
-	}
-	post := func(resource string, obj any) error {
-		body, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		req := core.Post().Resource(resource)
-		if resource == "configmaps" {
-			req = req.Namespace(reflectorBenchNamespace)
-		}
-		return req.Body(body).SetHeader("Content-Type", "application/json").Do(ctx).Error()
-	}
-	if err := post("namespaces", corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: reflectorBenchNamespace}}); err != nil {
-		return err
-	}
-	work := make(chan int)
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for range 8 {
-		// Goroutines owned by this call: workers that exit when work is closed.
-		wg.Go(func() {
-			var first error
-			for i := range work {
-				cm := corev1.ConfigMap{
-					TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": "bench"}},
-					Data:       map[string]string{"key": fmt.Sprintf("value-%d", i)},
-				}
-				if err := post("configmaps", cm); err != nil && first == nil {
-					first = err
-				}
-			}
-			errs <- first
-		})
-	}
-	for i := range reflectorBenchObjects {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	cfg := benchConfig(b)
+	configMaps10k.ensure(b, cfg)
+	return cfg
 }
 
 // syncMetrics accumulates the custom metrics over every op, the untimed warm-up op
 // included: the averages divide by ops.
 type syncMetrics struct {
+	// unit names the time-to-sync metric: "ms/first-replace" when empty.
+	unit           string
 	ops            int
 	firstReplace   time.Duration
 	peakMB, liveMB float64
@@ -142,7 +55,11 @@ type syncMetrics struct {
 
 func (m *syncMetrics) report(b *testing.B) {
 	n := float64(m.ops)
-	b.ReportMetric(float64(m.firstReplace.Milliseconds())/n, "ms/first-replace")
+	unit := m.unit
+	if unit == "" {
+		unit = "ms/first-replace"
+	}
+	b.ReportMetric(float64(m.firstReplace.Milliseconds())/n, unit)
 	b.ReportMetric(m.peakMB/n, "MB-heap-peak")
 	b.ReportMetric(m.liveMB/n, "MB-live-after")
 }
