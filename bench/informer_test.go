@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/kubeinternals/informers/bench/internal/heapsample"
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
@@ -43,31 +43,35 @@ type informerWorkload struct {
 	updates []*corev1.ConfigMap
 }
 
-func newInformerWorkload() informerWorkload {
+func newInformerWorkload(n int) informerWorkload {
 	w := informerWorkload{}
-	for i := range informerBenchObjects {
+	for i := range n {
 		c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Namespace: "ns" + strconv.Itoa(i%50), Name: "cm-" + strconv.Itoa(i),
 			ResourceVersion: strconv.Itoa(i + 1), Labels: map[string]string{"app": "bench"},
 		}, Data: map[string]string{"k": "v"}}
 		w.list = append(w.list, c)
 		u := c.DeepCopy()
-		u.ResourceVersion = strconv.Itoa(informerBenchObjects + i + 1)
+		u.ResourceVersion = strconv.Itoa(n + i + 1)
 		u.Data["k"] = "v2"
 		w.updates = append(w.updates, u)
 	}
 	return w
 }
 
-// counter is one handler: it counts adds and updates and closes done at the target.
+// counter is one handler: it counts adds and updates and closes done once it has
+// seen target of each.
 type counter struct {
+	target        int64
 	adds, updates atomic.Int64
 	done          chan struct{}
 	closed        atomic.Bool
 }
 
+func newCounter(target int) *counter { return &counter{target: int64(target), done: make(chan struct{})} }
+
 func (c *counter) check() {
-	if c.adds.Load() >= informerBenchObjects && c.updates.Load() >= informerBenchObjects && c.closed.CompareAndSwap(false, true) {
+	if c.adds.Load() >= c.target && c.updates.Load() >= c.target && c.closed.CompareAndSwap(false, true) {
 		close(c.done)
 	}
 }
@@ -103,6 +107,7 @@ func waitSynced(hasSynced func() bool) {
 // the informer, wait for HasSynced, send every update, wait for every handler to have
 // seen every add and update, measure, stop.
 type informerRun struct {
+	n         int
 	run       func(ctx context.Context)
 	hasSynced func() bool
 	send      func(i int)
@@ -119,7 +124,7 @@ func (r informerRun) measure(b *testing.B, m *informerMetrics) {
 	go func() { defer close(done); r.run(ctx) }()
 	waitSynced(r.hasSynced)
 	m.synced += time.Since(start)
-	for i := range informerBenchObjects {
+	for i := range r.n {
 		r.send(i)
 	}
 	for _, c := range r.counters {
@@ -145,7 +150,7 @@ func (r informerRun) measure(b *testing.B, m *informerMetrics) {
 // which its reflector makes the same per-item copies (meta.ExtractListWithAlloc).
 // The same events through a buffered channel on both sides.
 func BenchmarkInformerSync50kThenUpdate50kTo3Handlers(b *testing.B) {
-	benchmarkInformer(b, informer.RealFIFOQueue, false)
+	benchmarkInformer(b, informerBench{n: informerBenchObjects, handlers: 3, queue: informer.RealFIFOQueue})
 }
 
 // BenchmarkInformerDefaultsDeltaFIFOvsRealFIFO: the same workload with each side's
@@ -156,7 +161,7 @@ func BenchmarkInformerSync50kThenUpdate50kTo3Handlers(b *testing.B) {
 //
 // Not in the headline: the two sides run different queue designs.
 func BenchmarkInformerDefaultsDeltaFIFOvsRealFIFO(b *testing.B) {
-	benchmarkInformer(b, informer.DeltaFIFOQueue, false)
+	benchmarkInformer(b, informerBench{n: informerBenchObjects, handlers: 3, queue: informer.DeltaFIFOQueue})
 }
 
 // BenchmarkInformerSync50kThenUpdate50kTo3HandlersTraced is the first row with a
@@ -167,13 +172,37 @@ func BenchmarkInformerDefaultsDeltaFIFOvsRealFIFO(b *testing.B) {
 //
 // Not in the headline: only ours does the extra work of tracing.
 func BenchmarkInformerSync50kThenUpdate50kTo3HandlersTraced(b *testing.B) {
-	benchmarkInformer(b, informer.RealFIFOQueue, true)
+	benchmarkInformer(b, informerBench{n: informerBenchObjects, handlers: 3, queue: informer.RealFIFOQueue, traced: true})
 }
 
-func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
-	w := newInformerWorkload()
+// BenchmarkInformerFanOut: 10,000 ConfigMaps listed, then 10,000 updates, delivered
+// to 1, 10 or 50 counting handlers: the cost of each extra handler (its listener,
+// its buffer, its goroutines).
+//
+// Fair: as BenchmarkInformerSync50kThenUpdate50kTo3Handlers, with fewer objects and
+// more handlers. [client-go: BenchmarkListener]
+func BenchmarkInformerFanOut(b *testing.B) {
+	for _, handlers := range []int{1, 10, 50} {
+		b.Run(fmt.Sprintf("handlers=%d", handlers), func(b *testing.B) {
+			benchmarkInformer(b, informerBench{n: 10_000, handlers: handlers, queue: informer.RealFIFOQueue})
+		})
+	}
+}
+
+// informerBench configures benchmarkInformer: n objects listed then n updates, to
+// handlers counting handlers, our informer on queue (client-go's is always its
+// RealFIFO), ours traced or not.
+type informerBench struct {
+	n, handlers int
+	queue       informer.QueueKind
+	traced      bool
+}
+
+func benchmarkInformer(b *testing.B, cfg informerBench) {
+	queue, traced := cfg.queue, cfg.traced
+	w := newInformerWorkload(cfg.n)
 	// client-go's list, built once: its reflector copies the items out of it.
-	cgList := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(informerBenchObjects)}}
+	cgList := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(cfg.n)}}
 	cgList.Items = make([]corev1.ConfigMap, len(w.list))
 	for i, c := range w.list {
 		cgList.Items[i] = *c
@@ -187,28 +216,12 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
 		}
 		sidebyside.Loop(b, func() {
 			events := make(chan reflector.Event[*corev1.ConfigMap], 1024)
-			lw := reflector.ListWatch[*corev1.ConfigMap]{
-				ListFunc: func(context.Context, metav1.ListOptions) (reflector.ListResult[*corev1.ConfigMap], error) {
-					// What our REST path does after decoding a page: one copy per item.
-					items := make([]*corev1.ConfigMap, len(w.list))
-					for i, c := range w.list {
-						cp := *c
-						items[i] = &cp
-					}
-					return reflector.ListResult[*corev1.ConfigMap]{Items: items, ResourceVersion: strconv.Itoa(informerBenchObjects)}, nil
-				},
-				WatchFunc: func(context.Context, metav1.ListOptions) (reflector.Watch[*corev1.ConfigMap], error) {
-					return chanWatch[*corev1.ConfigMap]{ch: events}, nil
-				},
-			}
-			inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](lw, informer.Options[*corev1.ConfigMap]{
-				Indexers: indexer.Indexers[*corev1.ConfigMap]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[*corev1.ConfigMap]},
-				Queue:    queue,
-				Tracer:   tracer,
-			})
-			counters := make([]*counter, 3)
+			opts := namespaceIndexed[*corev1.ConfigMap](queue)
+			opts.Tracer = tracer
+			inf := informer.NewSharedIndexInformer(oursSource(func() ([]*corev1.ConfigMap, string) { return w.list, strconv.Itoa(cfg.n) }, events), opts)
+			counters := make([]*counter, cfg.handlers)
 			for i := range counters {
-				c := &counter{done: make(chan struct{})}
+				c := newCounter(cfg.n)
 				counters[i] = c
 				if _, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 					AddFunc:    func(*corev1.ConfigMap, bool) { c.add() },
@@ -218,6 +231,7 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
 				}
 			}
 			informerRun{
+				n:         cfg.n,
 				run:       inf.Run,
 				hasSynced: inf.HasSynced,
 				send: func(i int) {
@@ -234,16 +248,10 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
 		var m informerMetrics
 		sidebyside.Loop(b, func() {
 			events := make(chan watch.Event, 1024)
-			lw := &cache.ListWatch{
-				ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return cgList, nil },
-				WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
-					return watch.NewProxyWatcher(events), nil
-				},
-			}
-			inf := cache.NewSharedIndexInformer(noWatchList{lw}, &corev1.ConfigMap{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-			counters := make([]*counter, 3)
+			inf := cache.NewSharedIndexInformer(clientGoSource(func() runtime.Object { return cgList }, events), &corev1.ConfigMap{}, 0, clientGoNamespaceIndexed)
+			counters := make([]*counter, cfg.handlers)
 			for i := range counters {
-				c := &counter{done: make(chan struct{})}
+				c := newCounter(cfg.n)
 				counters[i] = c
 				if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 					AddFunc:    func(any) { c.add() },
@@ -253,6 +261,7 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
 				}
 			}
 			informerRun{
+				n:         cfg.n,
 				run:       inf.RunWithContext,
 				hasSynced: inf.HasSynced,
 				send:      func(i int) { events <- watch.Event{Type: watch.Modified, Object: w.updates[i]} },
@@ -262,17 +271,3 @@ func benchmarkInformer(b *testing.B, queue informer.QueueKind, traced bool) {
 		m.report(b)
 	})
 }
-
-// chanWatch is a reflector.Watch over a channel the benchmark feeds; Stop does not
-// close it (the benchmark owns it) — the reflector stops reading on ctx cancel.
-type chanWatch[T any] struct{ ch chan reflector.Event[T] }
-
-func (c chanWatch[T]) ResultChan() <-chan reflector.Event[T] { return c.ch }
-func (c chanWatch[T]) Stop()                                 {}
-
-// noWatchList tells client-go's reflector that this source cannot do the streaming
-// watch-list (on by default in client-go 1.35+), so both sides take the same
-// LIST-then-WATCH path; our informer's default is that path too.
-type noWatchList struct{ *cache.ListWatch }
-
-func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
