@@ -68,7 +68,9 @@ type counter struct {
 	closed        atomic.Bool
 }
 
-func newCounter(target int) *counter { return &counter{target: int64(target), done: make(chan struct{})} }
+func newCounter(target int) *counter {
+	return &counter{target: int64(target), done: make(chan struct{})}
+}
 
 func (c *counter) check() {
 	if c.adds.Load() >= c.target && c.updates.Load() >= c.target && c.closed.CompareAndSwap(false, true) {

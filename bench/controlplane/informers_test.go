@@ -40,7 +40,9 @@ func BenchmarkDefaultsFactorySync10kConfigMaps(b *testing.B) {
 	cfg := benchConfig(b)
 	configMaps10k.ensure(b, cfg)
 	benchmarkDefaults[*corev1.ConfigMap](b, cfg, configMaps10k, corev1.SchemeGroupVersion.WithResource("configmaps"),
-		func(f clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer { return f.Core().V1().ConfigMaps().Informer() })
+		func(f clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return f.Core().V1().ConfigMaps().Informer()
+		})
 }
 
 // BenchmarkDefaultsFactorySync100kPods: as BenchmarkDefaultsFactorySync10kConfigMaps,
@@ -51,7 +53,9 @@ func BenchmarkDefaultsFactorySync100kPods(b *testing.B) {
 	cfg := benchConfig(b)
 	pods100k.ensure(b, cfg)
 	benchmarkDefaults[*corev1.Pod](b, cfg, pods100k, corev1.SchemeGroupVersion.WithResource("pods"),
-		func(f clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer { return f.Core().V1().Pods().Informer() })
+		func(f clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return f.Core().V1().Pods().Informer()
+		})
 }
 
 func benchmarkDefaults[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
