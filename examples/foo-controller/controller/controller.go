@@ -76,11 +76,11 @@ type Controller struct {
 	workers      int
 	drainTimeout time.Duration
 
-	factory *informer.Factory
-	foos                   *informer.SharedIndexInformer[*v1alpha1.Foo]
-	deployments            *informer.SharedIndexInformer[*appsv1.Deployment]
-	fooHandler             *informer.Registration[*v1alpha1.Foo]
-	depHandler             *informer.Registration[*appsv1.Deployment]
+	factory     *informer.Factory
+	foos        *informer.SharedIndexInformer[*v1alpha1.Foo]
+	deployments *informer.SharedIndexInformer[*appsv1.Deployment]
+	fooHandler  *informer.Registration[*v1alpha1.Foo]
+	depHandler  *informer.Registration[*appsv1.Deployment]
 
 	queue    *workqueue.RateLimitingQueue[Key]
 	fooAPI   *fooclient.Client
