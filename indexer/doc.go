@@ -23,20 +23,20 @@
 // # The data structure
 //
 // A store is a KeyFunc in front of a table guarded by one sync.RWMutex. The table is a
-// map of handles over dense arrays:
+// map of positions over dense arrays:
 //
-//   - items: key → cell, a small stable handle holding the object and its position;
+//   - items: key → position (an int32);
 //   - objs, keys, vals: parallel arrays by position — the objects (List copies this
 //     array, a Lister scans it), the keys, and for every index the values the key is
-//     filed under;
-//   - per index (Indexers: index name → IndexFunc), sets: indexed value → key → cell.
-//     These are client-go's Indices, with the cell beside each key so that ByIndex
-//     reads the object without a second lookup.
+//     filed under (one string each: just the value when there is one, see values.go);
+//   - per index (Indexers: index name → IndexFunc), sets: indexed value → the
+//     positions filed under it. These are client-go's Indices, with positions instead
+//     of keys, so that ByIndex reads the objects without a second lookup.
 //
 // # Invariants
 //
-//   - A key is in sets[v] of an index exactly for the v its vals entry for that index
-//     holds, and every cell's object is the one stored under its key.
+//   - A key's position is in sets[v] of an index exactly for the v its vals entry for
+//     that index holds, and items[keys[pos]] == pos for every position.
 //   - No set is empty: a set whose last key leaves is deleted (client-go #84959), so
 //     churn through many distinct values does not leak memory. Deleting clears the
 //     vacated array slots, so no deleted object stays reachable.
@@ -74,11 +74,13 @@
 //     every IndexFunc on it again; we reuse what the IndexFunc returned when the object
 //     was stored. That is one IndexFunc call per index per update instead of two (so
 //     fewer allocations), an update that keeps every value touches no set at all, and
-//     unindexing is correct even when a cached object was mutated in place. The cost is
-//     memory: the retained value slices, the dense arrays and the cells. Measured with
-//     100,000 small pods and two indexes, the cache's own overhead was 292 bytes per
-//     key against client-go's 177 (the objects themselves not counted; a real pod is
-//     several kilobytes).
+//     unindexing is correct even when a cached object was mutated in place. Kept as
+//     one string per key and index (not the returned slice) and with positions in the
+//     index sets, this costs no more memory than client-go's layout: measured with
+//     100,000 small pods and two indexes (BenchmarkIndexerBuild100kTwoIndexes), the
+//     cache's own overhead is about 148 bytes per key against client-go's 157 (the
+//     objects themselves not counted; a real pod is several kilobytes). Removing a
+//     key costs a little more: the last position moves into the hole and is re-filed.
 //   - With the default key function the store builds "namespace/name" in a stack
 //     buffer and looks it up without converting it to a string, so an Update, Delete
 //     or Get of a known object allocates no key (client-go allocates one per call).

@@ -7,8 +7,8 @@ package indexer
 // Pitfall: an IndexFunc usually runs while the store's lock is held, blocking readers
 // and writers, so it must be quick and must not call back into the store (that
 // deadlocks). It must be deterministic for a
-// given object, and the slice it returns is kept by the store until the object changes:
-// return a fresh slice, not one you modify later.
+// given object. The store keeps the values it returns (as strings, not the slice)
+// until the object changes.
 //
 // client-go: tools/cache/index.go IndexFunc
 type IndexFunc[T any] func(obj T) ([]string, error)
@@ -39,9 +39,9 @@ func MetaNamespaceIndexFunc[T Object](obj T) ([]string, error) {
 // produced, the set of keys filed under it.
 //
 // client-go keeps Indices[name] = value → set of keys and, to answer ByIndex, looks
-// every key up again in the items map. Our sets map each key to its cell, which holds
-// the current object, so ByIndex reads objects straight out of the set, and an update
-// that keeps the values does not touch the set at all (the cell is updated in place).
+// every key up again in the items map. Our sets hold positions in the table's dense
+// arrays, so ByIndex reads objects straight out of objs, a set entry is four bytes,
+// and an update that keeps the values does not touch the set at all.
 //
 // Invariant: no set is empty. A set whose last key leaves is deleted, so churn through
 // many distinct values (pod IPs, node names) does not leave empty maps behind.
@@ -51,8 +51,8 @@ func MetaNamespaceIndexFunc[T Object](obj T) ([]string, error) {
 type index[T Object] struct {
 	name string
 	fn   IndexFunc[T]
-	// sets maps an indexed value to the keys filed under it, each with its cell.
-	sets map[string]map[string]*cell[T]
+	// sets maps an indexed value to the positions of the keys filed under it.
+	sets map[string]map[int32]struct{}
 }
 
 func newIndex[T Object](name string, fn IndexFunc[T]) *index[T] {
@@ -61,47 +61,61 @@ func newIndex[T Object](name string, fn IndexFunc[T]) *index[T] {
 		// on first use with a message naming the index, instead of a nil-call panic.
 		fn = func(T) ([]string, error) { return nil, ErrNilIndexFunc }
 	}
-	return &index[T]{name: name, fn: fn, sets: map[string]map[string]*cell[T]{}}
+	return &index[T]{name: name, fn: fn, sets: map[string]map[int32]struct{}{}}
 }
 
-// refile moves key from the old values to the new ones. Only values that differ are
-// touched, so a multi-valued index where one value changed does not rebuild the sets of
-// the values that stayed. Callers skip it entirely when old and new are equal.
+// refile moves the key at pos from the old values to the new ones. Only values that
+// differ are touched, so a multi-valued index where one value changed does not rebuild
+// the sets of the values that stayed. Callers skip it entirely when old and new are
+// equal.
 //
 // client-go: tools/cache/thread_safe_store.go storeIndex.updateSingleIndex
-func (ix *index[T]) refile(key string, c *cell[T], old, new []string) {
+func (ix *index[T]) refile(pos int32, old, new []string) {
 	for _, v := range old {
 		if !contains(new, v) {
-			ix.removeValue(key, v)
+			ix.removeValue(v, pos)
 		}
 	}
 	for _, v := range new {
 		if !contains(old, v) {
-			ix.addValue(key, v, c)
+			ix.addValue(v, pos)
 		}
 	}
 }
 
-func (ix *index[T]) addValue(key, value string, c *cell[T]) {
+func (ix *index[T]) addValue(value string, pos int32) {
 	set := ix.sets[value]
 	if set == nil {
-		set = map[string]*cell[T]{}
+		set = map[int32]struct{}{}
 		ix.sets[value] = set
 	}
-	set[key] = c
+	set[pos] = struct{}{}
 }
 
-// removeValue takes key out of one value's set and deletes the set if it became empty.
+// removeValue takes pos out of one value's set and deletes the set if it became empty.
 //
 // client-go: tools/cache/thread_safe_store.go storeIndex.deleteKeyFromIndex
-func (ix *index[T]) removeValue(key, value string) {
+func (ix *index[T]) removeValue(value string, pos int32) {
 	set := ix.sets[value]
 	if set == nil {
 		return // a value listed twice was already handled
 	}
-	delete(set, key)
+	delete(set, pos)
 	if len(set) == 0 {
 		delete(ix.sets, value)
+	}
+}
+
+// moveValue re-files, in one value's set, the key at from under its new position to:
+// the table moved it there to fill a hole.
+func (ix *index[T]) moveValue(value string, from, to int32) {
+	set := ix.sets[value]
+	if set == nil {
+		return // a value listed twice was already handled
+	}
+	if _, ok := set[from]; ok {
+		delete(set, from)
+		set[to] = struct{}{}
 	}
 }
 

@@ -17,7 +17,7 @@ func (s *store[T]) ByIndex(indexName, indexedValue string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return objectsOf(ix.sets[indexedValue]), nil
+	return s.t.objectsOf(ix.sets[indexedValue]), nil
 }
 
 // IndexKeys returns the keys filed under indexedValue in the named index, sorted.
@@ -33,7 +33,11 @@ func (s *store[T]) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	keys := slices.AppendSeq(make([]string, 0, len(ix.sets[indexedValue])), maps.Keys(ix.sets[indexedValue]))
+	set := ix.sets[indexedValue]
+	keys := make([]string, 0, len(set))
+	for pos := range set {
+		keys = append(keys, s.t.keys[pos])
+	}
 	slices.Sort(keys)
 	return keys, nil
 }
@@ -73,16 +77,16 @@ func (s *store[T]) Index(indexName string, obj T) ([]T, error) {
 	}
 	if len(values) == 1 {
 		// Common case: one set, no duplicates possible, no dedup map.
-		return objectsOf(ix.sets[values[0]]), nil
+		return s.t.objectsOf(ix.sets[values[0]]), nil
 	}
 	// Several values: an object filed under two of them must be returned once.
-	seen := map[string]struct{}{}
+	seen := map[int32]struct{}{}
 	list := []T{}
 	for _, v := range values {
-		for key, c := range ix.sets[v] {
-			if _, dup := seen[key]; !dup {
-				seen[key] = struct{}{}
-				list = append(list, c.obj)
+		for pos := range ix.sets[v] {
+			if _, dup := seen[pos]; !dup {
+				seen[pos] = struct{}{}
+				list = append(list, s.t.objs[pos])
 			}
 		}
 	}
@@ -142,17 +146,17 @@ func (s *store[T]) scanIndex(indexName, value string, fn func(T)) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range ix.sets[value] {
-		fn(c.obj)
+	for pos := range ix.sets[value] {
+		fn(s.t.objs[pos])
 	}
 	return nil
 }
 
-// objectsOf returns the objects of a set, in no particular order.
-func objectsOf[T Object](set map[string]*cell[T]) []T {
+// objectsOf returns the objects at the positions of a set, in no particular order.
+func (t *table[T]) objectsOf(set map[int32]struct{}) []T {
 	list := make([]T, 0, len(set))
-	for _, c := range set {
-		list = append(list, c.obj)
+	for pos := range set {
+		list = append(list, t.objs[pos])
 	}
 	return list
 }

@@ -153,14 +153,14 @@ func (s *store[T]) Update(obj T) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	stored, c := s.t.find(key, kb)
+	stored, pos, exists := s.t.find(key, kb)
 	switch {
-	case c != nil:
+	case exists:
 		key = stored
 	case kb != nil:
 		key = string(kb) // a new key: now the table needs a string of its own
 	}
-	return s.t.put(key, c, obj)
+	return s.t.put(key, pos, exists, obj)
 }
 
 // Delete removes the object stored under obj's key, if any.
@@ -174,8 +174,8 @@ func (s *store[T]) Delete(obj T) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if key, c := s.t.find(key, kb); c != nil {
-		s.t.remove(key, c)
+	if key, pos, exists := s.t.find(key, kb); exists {
+		s.t.remove(key, pos)
 	}
 	return nil
 }
@@ -209,8 +209,8 @@ func (s *store[T]) Get(obj T) (item T, exists bool, err error) {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if _, c := s.t.find(key, kb); c != nil {
-		return c.obj, true, nil
+	if _, pos, exists := s.t.find(key, kb); exists {
+		return s.t.objs[pos], true, nil
 	}
 	return item, false, nil
 }
@@ -222,8 +222,8 @@ func (s *store[T]) Get(obj T) (item T, exists bool, err error) {
 func (s *store[T]) GetByKey(key string) (item T, exists bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c, ok := s.t.items[key]; ok {
-		return c.obj, true, nil
+	if pos, ok := s.t.items[key]; ok {
+		return s.t.objs[pos], true, nil
 	}
 	return item, false, nil
 }

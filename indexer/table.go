@@ -6,74 +6,59 @@ import (
 	"strings"
 )
 
-// cell is the stable handle of one stored key: the index sets point at it, and it
-// knows where the key's data sits in the table's dense arrays.
-//
-// Invariant: for a live cell, obj == table.objs[pos] and the cell's key is
-// table.keys[pos]. A removed cell is zeroed and goes back to the table's free list.
-type cell[T Object] struct {
-	obj T
-	pos int
-}
-
 // table is the unlocked data of a store. The store wraps it in an RWMutex; Replace
 // builds a whole new table without any lock and swaps it in.
 //
-// The layout is a map of handles over dense arrays (a "slot map"):
+// The layout is a map of positions over dense arrays:
 //
-//	items["ns/a"] ─▶ cell{obj, pos: 1}
-//	                          │
+//	items["ns/a"] ─▶ 1
+//	                 │
 //	objs:  [ obj0 │ obj1 │ obj2 ]   what List copies and a Lister scans: sequential,
 //	keys:  [ "x"  │"ns/a"│ "y"  ]   no map iteration, no pointer chasing per item
 //	vals:  [ x0 x1│ a0 a1│ y0 y1]   the values each key is filed under, per index
+//
+// and every index maps a value to the set of positions filed under it. A position is
+// an int32: a set entry is four bytes, and ByIndex reads objs[pos] directly.
 //
 // Why remember vals: to move a key out of its old index entries, client-go runs every
 // IndexFunc again on the old object. We keep what the IndexFunc returned when the
 // object was stored, which (1) halves the IndexFunc calls, and their allocations, per
 // update, and (2) unindexes correctly even if someone mutated the cached object in place
 // (a bug, but a common one: re-running the function on the mutated object describes
-// the mutation, and the key stays filed under a value it no longer has).
+// the mutation, and the key stays filed under a value it no longer has). Each entry is
+// one string (see values.go): for the usual single value, just that value.
+//
+// Why positions and not pointers to per-key handles: a handle would be an allocation
+// (or a slot in a block) per key and 8 more bytes in every set entry. The price is
+// that removing a key moves the last position into the hole, and the moved key must
+// be re-filed under its new position in each of its index sets (see remove).
 //
 // client-go: tools/cache/thread_safe_store.go threadSafeMap, storeIndex
 type table[T Object] struct {
-	// items maps a key to its cell.
-	items map[string]*cell[T]
-	// objs, keys and vals are parallel dense arrays indexed by cell.pos; vals has
+	// items maps a key to its position.
+	items map[string]int32
+	// objs, keys and vals are parallel dense arrays indexed by position; vals has
 	// len(indexes) entries per position: vals[pos*len(indexes)+i] is what
-	// indexes[i].fn returned for objs[pos].
+	// indexes[i].fn returned for objs[pos], encoded by encodeValues.
 	// Invariant: len(objs) == len(keys) == len(items), len(vals) == len(objs)*len(indexes),
-	// and the key is in exactly the sets its vals name.
+	// items[keys[pos]] == pos, and pos is in exactly the sets its vals name.
 	objs []T
 	keys []string
-	vals [][]string
+	vals []string
 	// indexes are in registration order. Invariant: a table's indexes only ever grow,
 	// by AddIndexers, so a snapshot of the slice stays a valid prefix.
 	indexes []*index[T]
-
-	// free holds removed cells for reuse; chunk is the unused rest of the last block
-	// of cells allocated.
-	//
-	// Why: one allocation per cell would make a new key cost one allocation more than
-	// in client-go. Cells come in blocks (Replace allocates all of its cells at once)
-	// and are recycled, so the cell memory, like a Go map's buckets, stays at the
-	// peak number of keys. Objects are never retained: remove zeroes the cell.
-	free  []*cell[T]
-	chunk []cell[T]
 }
-
-// cellChunk is how many cells an Add that runs out of cells allocates at once.
-const cellChunk = 64
 
 // newTable returns an empty table with the same index names and functions as defs,
 // sized for n items.
 func newTable[T Object](defs []*index[T], n int) *table[T] {
 	t := &table[T]{
-		items:   make(map[string]*cell[T], n),
+		items:   make(map[string]int32, n),
 		objs:    make([]T, 0, n),
 		keys:    make([]string, 0, n),
-		vals:    make([][]string, 0, n*len(defs)),
+		vals:    make([]string, 0, n*len(defs)),
 		indexes: make([]*index[T], len(defs)),
-		chunk:   make([]cell[T], n),
 	}
 	for i, d := range defs {
 		t.indexes[i] = newIndex(d.name, d.fn)
@@ -93,25 +78,26 @@ func (t *table[T]) indexByName(name string) (*index[T], error) {
 	return nil, fmt.Errorf("%w: %q", ErrUnknownIndex, name)
 }
 
-// find returns the cell of a key given either as a string or, when kb is not nil, as
-// bytes; and the key as the table stores it. The cell is nil when the key is absent
-// (and then, for a byte key, so is the string: only an insert needs one).
+// find returns the position of a key given either as a string or, when kb is not nil,
+// as bytes; the key as the table stores it; and whether it is there. For an absent
+// byte key the string is empty too: only an insert needs one.
 //
 // Why a byte key: for the default key function the store builds "namespace/name" in a
 // stack buffer. Looking it up as t.items[string(kb)] does not allocate (the compiler
 // special-cases that conversion), and an existing key reuses the string the table
 // already holds, so updating or deleting a known object allocates no key at all.
-func (t *table[T]) find(key string, kb []byte) (string, *cell[T]) {
+func (t *table[T]) find(key string, kb []byte) (string, int32, bool) {
 	if kb == nil {
-		return key, t.items[key]
+		pos, ok := t.items[key]
+		return key, pos, ok
 	}
-	if c := t.items[string(kb)]; c != nil {
-		return t.keys[c.pos], c
+	if pos, ok := t.items[string(kb)]; ok {
+		return t.keys[pos], pos, true
 	}
-	return "", nil
+	return "", 0, false
 }
 
-// put stores obj under key, whose cell is c (nil for a new key), and keeps every index
+// put stores obj under key — at pos when exists, else at a new position — and keeps every index
 // in step. If an IndexFunc fails, put returns the error and the table is exactly as it
 // was: all index values are computed before anything is modified.
 //
@@ -121,7 +107,7 @@ func (t *table[T]) find(key string, kb []byte) (string, *cell[T]) {
 // gets an error naming the key and the index, and the cache keeps serving.
 //
 // client-go: tools/cache/thread_safe_store.go threadSafeMap.updateLocked
-func (t *table[T]) put(key string, c *cell[T], obj T) error {
+func (t *table[T]) put(key string, pos int32, exists bool, obj T) error {
 	// Why a stack buffer: with up to four indexes the computed values need no heap
 	// allocation of their own; only the IndexFuncs' results do.
 	var buf [4][]string
@@ -130,30 +116,29 @@ func (t *table[T]) put(key string, c *cell[T], obj T) error {
 		return err
 	}
 
-	if c == nil {
-		c = t.newCell()
-		c.pos = len(t.objs)
-		t.items[key] = c
+	if !exists {
+		pos = int32(len(t.objs))
+		t.items[key] = pos
 		t.keys = append(t.keys, key)
 		t.objs = append(t.objs, obj)
-		t.vals = append(t.vals, values...)
 		for i, ix := range t.indexes {
-			ix.refile(key, c, nil, values[i])
+			t.vals = append(t.vals, encodeValues(values[i]))
+			ix.refile(pos, nil, values[i])
 		}
-		c.obj = obj
 		return nil
 	}
 
-	old := t.vals[c.pos*len(t.indexes):][:len(t.indexes)]
+	n := len(t.indexes)
 	for i, ix := range t.indexes {
-		if sameValues(old[i], values[i]) {
+		stored := &t.vals[int(pos)*n+i]
+		if encodedEqual(*stored, values[i]) {
 			continue // the fast path: nothing moves, nothing is allocated
 		}
-		ix.refile(key, c, old[i], values[i])
-		old[i] = values[i]
+		var ob [4]string
+		ix.refile(pos, decodeValues(*stored, ob[:0]), values[i])
+		*stored = encodeValues(values[i])
 	}
-	c.obj = obj
-	t.objs[c.pos] = obj
+	t.objs[pos] = obj
 	return nil
 }
 
@@ -181,44 +166,43 @@ func (t *table[T]) valuesOf(key string, obj T, dst [][]string) ([][]string, erro
 // roughly halved the time of a 10,000-object Replace.)
 func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 	n := len(t.indexes)
-	block := t.chunk
+	var buf [4][]string
 	for i, obj := range items {
 		key, err := keyOf(obj)
 		if err != nil {
 			return fmt.Errorf("item %d: %w", i, err)
 		}
-		if c, dup := t.items[key]; dup {
-			// Overwrite the earlier duplicate's values in place.
-			if _, err := t.valuesOf(key, obj, t.vals[c.pos*n:c.pos*n]); err != nil {
-				return err
-			}
-			c.obj = obj
-			t.objs[c.pos] = obj
-			continue
-		}
-		if t.vals, err = t.valuesOf(key, obj, t.vals); err != nil {
+		values, err := t.valuesOf(key, obj, buf[:0])
+		if err != nil {
 			return err
 		}
-		c := t.newCell()
-		c.obj, c.pos = obj, len(t.objs)
-		t.items[key] = c
+		if pos, dup := t.items[key]; dup {
+			// Overwrite the earlier duplicate in place.
+			for i := range values {
+				t.vals[int(pos)*n+i] = encodeValues(values[i])
+			}
+			t.objs[pos] = obj
+			continue
+		}
+		for i := range values {
+			t.vals = append(t.vals, encodeValues(values[i]))
+		}
+		t.items[key] = int32(len(t.objs))
 		t.keys = append(t.keys, key)
 		t.objs = append(t.objs, obj)
 	}
 
-	// Cells were taken from the fresh table's single block in position order, so the
-	// cell of position pos is cells[pos]: no map lookup needed.
-	cells := block[:len(t.objs)]
 	seq := make([]int32, 0, len(t.objs)) // reused by every index
+	var vb [8]string
 	for i, ix := range t.indexes {
-		// First pass: number the distinct values, count the keys of each, and note the
-		// number of every value in position order.
+		// First pass: number the distinct values, count the positions of each, and
+		// note the number of every value in position order.
 		ids := map[string]int32{}
 		var values []string
 		var sizes []int
 		seq = seq[:0]
 		for pos := range t.objs {
-			for _, v := range t.vals[pos*n+i] {
+			for _, v := range decodeValues(t.vals[pos*n+i], vb[:0]) {
 				id, seen := ids[v]
 				if !seen {
 					id = int32(len(values))
@@ -231,15 +215,15 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 			}
 		}
 		// Second pass: allocate each set at its final size and fill it.
-		sets := make([]map[string]*cell[T], len(values))
+		sets := make([]map[int32]struct{}, len(values))
 		for id, v := range values {
-			sets[id] = make(map[string]*cell[T], sizes[id])
+			sets[id] = make(map[int32]struct{}, sizes[id])
 			ix.sets[v] = sets[id]
 		}
 		next := 0
-		for pos, key := range t.keys {
-			for range t.vals[pos*n+i] {
-				sets[seq[next]][key] = &cells[pos]
+		for pos := range t.objs {
+			for range decodeValues(t.vals[pos*n+i], vb[:0]) {
+				sets[seq[next]][int32(pos)] = struct{}{}
 				next++
 			}
 		}
@@ -247,52 +231,41 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 	return nil
 }
 
-// remove deletes key, whose cell is c, and its index entries. The dense arrays stay
-// dense by moving the last position into the hole.
+// remove deletes key, stored at pos, and its index entries. The dense arrays stay
+// dense by moving the last position into the hole; the moved key is re-filed under
+// its new position in every set that holds it.
 //
 // client-go: tools/cache/thread_safe_store.go threadSafeMap.deleteLocked
-func (t *table[T]) remove(key string, c *cell[T]) {
+func (t *table[T]) remove(key string, pos int32) {
 	n := len(t.indexes)
+	var ob [8]string
 	for i, ix := range t.indexes {
-		for _, v := range t.vals[c.pos*n+i] {
-			ix.removeValue(key, v)
+		for _, v := range decodeValues(t.vals[int(pos)*n+i], ob[:0]) {
+			ix.removeValue(v, pos)
 		}
 	}
 	delete(t.items, key)
 
-	last := len(t.objs) - 1
-	if c.pos != last {
-		t.objs[c.pos] = t.objs[last]
-		t.keys[c.pos] = t.keys[last]
-		copy(t.vals[c.pos*n:(c.pos+1)*n], t.vals[last*n:])
-		t.items[t.keys[c.pos]].pos = c.pos
+	last := int32(len(t.objs) - 1)
+	if pos != last {
+		for i, ix := range t.indexes {
+			for _, v := range decodeValues(t.vals[int(last)*n+i], ob[:0]) {
+				ix.moveValue(v, last, pos)
+			}
+		}
+		t.objs[pos] = t.objs[last]
+		t.keys[pos] = t.keys[last]
+		copy(t.vals[int(pos)*n:int(pos+1)*n], t.vals[int(last)*n:])
+		t.items[t.keys[pos]] = pos
 	}
 	// Pitfall: clear before truncating, or the spare capacity keeps the deleted
-	// object (and its value slices) reachable — the "list results stay in memory"
-	// leak of kubernetes#113305 in miniature.
+	// object (and its values) reachable — the "list results stay in memory" leak of
+	// kubernetes#113305 in miniature.
 	var zero T
 	t.objs[last] = zero
 	t.keys[last] = ""
-	clear(t.vals[last*n:])
-	t.objs, t.keys, t.vals = t.objs[:last], t.keys[:last], t.vals[:last*n]
-
-	*c = cell[T]{}
-	t.free = append(t.free, c)
-}
-
-// newCell returns a zeroed cell: a recycled one, or the next of the current block.
-func (t *table[T]) newCell() *cell[T] {
-	if n := len(t.free); n > 0 {
-		c := t.free[n-1]
-		t.free = t.free[:n-1]
-		return c
-	}
-	if len(t.chunk) == 0 {
-		t.chunk = make([]cell[T], cellChunk)
-	}
-	c := &t.chunk[0]
-	t.chunk = t.chunk[1:]
-	return c
+	clear(t.vals[int(last)*n:])
+	t.objs, t.keys, t.vals = t.objs[:last], t.keys[:last], t.vals[:int(last)*n]
 }
 
 // addIndexes registers the new index functions and files every stored object in them.
@@ -322,7 +295,7 @@ func (t *table[T]) addIndexes(newIndexers Indexers[T]) error {
 	slices.Sort(names)
 
 	oldN, newN := len(t.indexes), len(t.indexes)+len(names)
-	vals := make([][]string, len(t.objs)*newN)
+	vals := make([]string, len(t.objs)*newN)
 	for pos := range t.objs {
 		copy(vals[pos*newN:], t.vals[pos*oldN:(pos+1)*oldN])
 	}
@@ -330,13 +303,12 @@ func (t *table[T]) addIndexes(newIndexers Indexers[T]) error {
 	for j, name := range names {
 		ix := newIndex(name, newIndexers[name])
 		for pos, obj := range t.objs {
-			key := t.keys[pos]
 			v, err := ix.fn(obj)
 			if err != nil {
-				return fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, name, key, err)
+				return fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, name, t.keys[pos], err)
 			}
-			ix.refile(key, t.items[key], nil, v)
-			vals[pos*newN+oldN+j] = v
+			ix.refile(int32(pos), nil, v)
+			vals[pos*newN+oldN+j] = encodeValues(v)
 		}
 		added[j] = ix
 	}
