@@ -58,8 +58,32 @@ func BenchmarkDefaultsFactorySync100kPods(b *testing.B) {
 		})
 }
 
+// BenchmarkFactoryLikeClientGoSync100kPods: as BenchmarkDefaultsFactorySync100kPods,
+// with our Factory configured as client-go 1.36 runs by default: the streaming
+// watch-list and RealFIFO (FactoryOptions{WatchList: true, Queue: RealFIFOQueue}).
+//
+// Fair: the same configuration on both sides (watch-list, RealFIFO, protobuf), the
+// same 100,000 Pods and rest.Config.
+func BenchmarkFactoryLikeClientGoSync100kPods(b *testing.B) {
+	cfg := benchConfig(b)
+	pods100k.ensure(b, cfg)
+	benchmarkFactory[*corev1.Pod](b, cfg, pods100k, corev1.SchemeGroupVersion.WithResource("pods"),
+		informer.FactoryOptions{WatchList: true, Queue: informer.RealFIFOQueue},
+		func(f clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer {
+			return f.Core().V1().Pods().Informer()
+		})
+}
+
 func benchmarkDefaults[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
 	clientGoInformer func(clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer) {
+	benchmarkFactory[T](b, cfg, data, gvr, informer.FactoryOptions{}, clientGoInformer)
+}
+
+// benchmarkFactory: one op starts a factory with one informer for data's namespace,
+// waits for the sync, checks the cache, and shuts the factory down. Ours has opts
+// (its Scheme set here); client-go's factory is always at its defaults.
+func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
+	opts informer.FactoryOptions, clientGoInformer func(clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer) {
 	scheme, err := reflector.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		b.Fatal(err)
@@ -67,7 +91,8 @@ func benchmarkDefaults[T indexer.Object](b *testing.B, cfg *rest.Config, data *d
 	sidebyside.Pair(b, func(b *testing.B) {
 		m := syncMetrics{unit: "ms/synced"}
 		sidebyside.Loop(b, func() {
-			f := informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme})
+			opts.Scheme = scheme
+			f := informer.NewFactory(cfg, opts)
 			inf, err := informer.For[T](f, informer.Resource{GVR: gvr, Namespace: data.namespace})
 			if err != nil {
 				b.Fatal(err)
@@ -116,7 +141,8 @@ func benchmarkDefaults[T indexer.Object](b *testing.B, cfg *rest.Config, data *d
 //
 // Fair: the same requests and wire format on both sides; client-go's reflector has
 // its watch-list turned off (classicListWatch) so that both LIST; the transforms do
-// the same thing (client-go's through meta.Accessor, as its users write it).
+// the same thing (ours through metav1.Object's SetManagedFields, client-go's through
+// meta.Accessor, as its users write it).
 func BenchmarkInformerSync100kPods(b *testing.B) {
 	cfg := benchConfig(b)
 	pods100k.ensure(b, cfg)
@@ -130,51 +156,76 @@ func BenchmarkInformerSync100kPods(b *testing.B) {
 }
 
 func benchmarkPodInformer(b *testing.B, cfg *rest.Config, strip bool) {
+	cs, err := kubernetes.NewForConfig(configForMedia(cfg, true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	pods := cs.CoreV1().Pods(pods100k.namespace)
+	benchmarkInformerSync[*corev1.Pod](b, cfg, pods100k, "pods", pods.List, pods.Watch, &corev1.Pod{}, strip)
+}
+
+// BenchmarkInformerSync10kConfigMaps: a shared informer with the namespace index syncs
+// the 10,000 ConfigMaps of the reflector rows, both sides configured alike (paged LIST
+// then WATCH, protobuf, RealFIFO). Next to BenchmarkBareListDecode10kConfigMapsProtobuf
+// it shows what the informer adds to the bare LIST and decode.
+//
+// Fair: as BenchmarkInformerSync100kPods.
+func BenchmarkInformerSync10kConfigMaps(b *testing.B) {
+	cfg := benchConfig(b)
+	configMaps10k.ensure(b, cfg)
+	cs, err := kubernetes.NewForConfig(configForMedia(cfg, true))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cms := cs.CoreV1().ConfigMaps(configMaps10k.namespace)
+	benchmarkInformerSync[*corev1.ConfigMap](b, cfg, configMaps10k, "configmaps", cms.List, cms.Watch, &corev1.ConfigMap{}, false)
+}
+
+// benchmarkInformerSync: one op syncs a fresh informer on data's namespace — ours
+// through our ListerWatcher, client-go's through its typed client's list and watch
+// (both protobuf, both LIST then WATCH) — optionally dropping managedFields in a
+// transform.
+func benchmarkInformerSync[T indexer.Object, L runtime.Object](b *testing.B, cfg *rest.Config, data *dataSet, resource string,
+	list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
+	example runtime.Object, strip bool) {
 	scheme, err := reflector.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sidebyside.Pair(b, func(b *testing.B) {
-		lw, err := reflector.NewListerWatcherForConfig[*corev1.Pod](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{
-			Resource: "pods", Namespace: pods100k.namespace, Scheme: scheme, Protobuf: true,
+		lw, err := reflector.NewListerWatcherForConfig[T](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{
+			Resource: resource, Namespace: data.namespace, Scheme: scheme, Protobuf: true,
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
 		m := syncMetrics{unit: "ms/synced"}
 		sidebyside.Loop(b, func() {
-			inf := informer.NewSharedIndexInformer[*corev1.Pod](lw, informer.Options[*corev1.Pod]{
+			inf := informer.NewSharedIndexInformer[T](lw, informer.Options[T]{
 				Queue:    informer.RealFIFOQueue,
-				Indexers: indexer.Indexers[*corev1.Pod]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[*corev1.Pod]},
+				Indexers: indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
 			})
 			if strip {
-				if err := inf.SetTransform(func(p *corev1.Pod) (*corev1.Pod, error) {
-					p.ManagedFields = nil
-					return p, nil
+				if err := inf.SetTransform(func(o T) (T, error) {
+					o.SetManagedFields(nil)
+					return o, nil
 				}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			synced := make(chan struct{})
 			m.measure(b, runUntilSynced(inf.Run, inf.HasSynced, synced), synced)
-			checkCached(b, len(inf.Indexer().ListKeys()), pods100k.n)
+			checkCached(b, len(inf.Indexer().ListKeys()), data.n)
 		})
 		m.report(b)
 	}, func(b *testing.B) {
-		cs, err := kubernetes.NewForConfig(configForMedia(cfg, true))
-		if err != nil {
-			b.Fatal(err)
-		}
-		pods := cs.CoreV1().Pods(pods100k.namespace)
 		lw := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, o) },
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return pods.Watch(ctx, o)
-			},
+			ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return list(ctx, o) },
+			WatchFuncWithContext: watchFn,
 		}
 		m := syncMetrics{unit: "ms/synced"}
 		sidebyside.Loop(b, func() {
-			inf := cache.NewSharedIndexInformer(classicListWatch{lw}, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+			inf := cache.NewSharedIndexInformer(classicListWatch{lw}, example, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 			if strip {
 				if err := inf.SetTransform(func(obj any) (any, error) {
 					if a, err := meta.Accessor(obj); err == nil {
@@ -187,7 +238,7 @@ func benchmarkPodInformer(b *testing.B, cfg *rest.Config, strip bool) {
 			}
 			synced := make(chan struct{})
 			m.measure(b, runUntilSynced(inf.RunWithContext, inf.HasSynced, synced), synced)
-			checkCached(b, len(inf.GetStore().ListKeys()), pods100k.n)
+			checkCached(b, len(inf.GetStore().ListKeys()), data.n)
 		})
 		m.report(b)
 	})
