@@ -51,7 +51,17 @@ func (l lister[T]) Namespace(namespace string) NamespaceLister[T] {
 //
 // client-go: listers/generic_helpers.go ResourceIndexer.Get
 func (l lister[T]) Get(name string) (T, error) {
-	obj, exists, err := l.idx.GetByKey(ObjectKey(l.namespace, name))
+	var obj T
+	var exists bool
+	var err error
+	if sc, ok := l.idx.(*store[T]); ok {
+		// Why: this package's store can look a key up from bytes built on the stack,
+		// so a Get allocates no key string (client-go's allocates one per call).
+		var buf [keyBufSize]byte
+		obj, exists = sc.getByKeyBytes(appendObjectKey(buf[:0], l.namespace, name))
+	} else {
+		obj, exists, err = l.idx.GetByKey(ObjectKey(l.namespace, name))
+	}
 	if err != nil {
 		return obj, err
 	}

@@ -154,4 +154,17 @@ func TestListerGet(t *testing.T) {
 		require.ErrorIs(t, err, ErrNotFound)
 		assert.True(t, apierrors.IsNotFound(err))
 	})
+	t.Run("a Get of a stored object allocates no key", func(t *testing.T) {
+		red := l.Namespace("red")
+		assert.Zero(t, testing.AllocsPerRun(100, func() {
+			if _, err := red.Get("web"); err != nil {
+				t.Fatal(err)
+			}
+		}))
+	})
+	t.Run("a Get through another Indexer implementation finds the object too", func(t *testing.T) {
+		got, err := NewLister[*corev1.ConfigMap](&foreignIndexer{Indexer: s}).Namespace("red").Get("web")
+		require.NoError(t, err)
+		assert.Equal(t, "web", got.Name)
+	})
 }

@@ -228,6 +228,17 @@ func (s *store[T]) GetByKey(key string) (item T, exists bool, err error) {
 	return item, false, nil
 }
 
+// getByKeyBytes is GetByKey for a key held in bytes: the map lookup converts it
+// without allocating.
+func (s *store[T]) getByKeyBytes(kb []byte) (item T, exists bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if pos, ok := s.t.items[string(kb)]; ok {
+		return s.t.objs[pos], true
+	}
+	return item, false
+}
+
 // Replace makes items the whole content of the store and rebuilds every index. It is
 // atomic: on any error (a nil object, a failing KeyFunc or IndexFunc) the store keeps
 // its old content. With duplicate keys in items, the last one wins.
