@@ -134,10 +134,9 @@ func (r informerRun) measure(b *testing.B, m *informerMetrics) {
 	}
 	m.delivered += time.Since(start)
 	m.ops++
-	b.StopTimer()
-	m.peakMB += heap.Stop()
-	m.liveMB += heap.LiveAbove()
-	b.StartTimer()
+	peak, live := heap.Finish(b)
+	m.peakMB += peak
+	m.liveMB += live
 	cancel()
 	<-done
 }

@@ -273,11 +273,9 @@ func BenchmarkIndexerBuild100kTwoIndexes(b *testing.B) {
 			heap := heapsample.Start()
 			b.StartTimer()
 			keep = build()
-			b.StopTimer()
-			heap.Stop()
-			overhead += heap.LiveAbove() * (1 << 20) / n
+			_, live := heap.Finish(b)
+			overhead += live * (1 << 20) / n
 			ops++
-			b.StartTimer()
 		})
 		_ = keep
 		b.ReportMetric(overhead/float64(ops), "B-overhead/key")

@@ -161,7 +161,8 @@ func configForMedia(cfg *rest.Config, protobuf bool) *rest.Config {
 	return c
 }
 
-func ourSync(b *testing.B, cfg *rest.Config, protobuf, watchList bool) {
+// ourConfigMapLW is our ListerWatcher for the reflector rows' ConfigMaps.
+func ourConfigMapLW(b *testing.B, cfg *rest.Config, protobuf bool) *reflector.RESTListerWatcher[*corev1.ConfigMap] {
 	client, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
 	if err != nil {
 		b.Fatal(err)
@@ -176,6 +177,11 @@ func ourSync(b *testing.B, cfg *rest.Config, protobuf, watchList bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return lw
+}
+
+func ourSync(b *testing.B, cfg *rest.Config, protobuf, watchList bool) {
+	lw := ourConfigMapLW(b, cfg, protobuf)
 	var m syncMetrics
 	sidebyside.Loop(b, func() {
 		store := newOurMapStore()
@@ -228,10 +234,9 @@ func (m *syncMetrics) measure(b *testing.B, run func(context.Context), replaced 
 	}
 	m.firstReplace += time.Since(start)
 	m.ops++
-	b.StopTimer()
-	m.peakMB += heap.Stop()
-	m.liveMB += heap.LiveAbove()
-	b.StartTimer()
+	peak, live := heap.Finish(b)
+	m.peakMB += peak
+	m.liveMB += live
 	cancel()
 	<-done
 }
@@ -291,20 +296,7 @@ func BenchmarkBareListDecode10kConfigMapsProtobuf(b *testing.B) {
 var bareListOptions = metav1.ListOptions{ResourceVersion: "0"}
 
 func ourBareList(b *testing.B, cfg *rest.Config, protobuf bool) {
-	client, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
-	if err != nil {
-		b.Fatal(err)
-	}
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
-	if err != nil {
-		b.Fatal(err)
-	}
-	lw, err := reflector.NewListerWatcher[*corev1.ConfigMap](client, reflector.ListWatchOptions{
-		Resource: "configmaps", Namespace: reflectorBenchNamespace, Scheme: scheme, Protobuf: protobuf,
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	lw := ourConfigMapLW(b, cfg, protobuf)
 	sidebyside.Loop(b, func() {
 		res, err := lw.List(context.Background(), bareListOptions)
 		if err != nil || len(res.Items) != reflectorBenchObjects {

@@ -7,6 +7,7 @@ package heapsample
 import (
 	"runtime"
 	"runtime/metrics"
+	"testing"
 	"time"
 )
 
@@ -72,3 +73,11 @@ func (h *Sampler) LiveAbove() float64 {
 }
 
 func mb(v, base uint64) float64 { return float64(v-min(base, v)) / (1 << 20) }
+
+// Finish stops the sampling and measures the live heap with b's timer stopped (both
+// force a collection), returning the peak and the live heap above the baselines, in MB.
+func (h *Sampler) Finish(b *testing.B) (peakMB, liveMB float64) {
+	b.StopTimer()
+	defer b.StartTimer()
+	return h.Stop(), h.LiveAbove()
+}
