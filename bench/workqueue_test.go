@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -227,10 +228,11 @@ func BenchmarkRateLimitingQueueRetryCycle(b *testing.B) {
 	})
 }
 
-// BenchmarkParallelizeUntil: one op fills a 10,000-entry table on 4 workers in chunks
-// of 100 pieces, each piece a small computation.
+// BenchmarkParallelizeUntil: one op fills a 10,000-entry table, each piece a small
+// computation, on 1, 4 or 16 workers in chunks of 1 or 100 pieces.
 //
 // Fair: the same work function, workers and chunk size on both sides.
+// [client-go: BenchmarkParallelizeUntil]
 func BenchmarkParallelizeUntil(b *testing.B) {
 	const pieces = 10_000
 	out := make([]int, pieces)
@@ -241,17 +243,23 @@ func BenchmarkParallelizeUntil(b *testing.B) {
 		}
 		out[p] = x
 	}
-	sidebyside.Pair(b, func(b *testing.B) {
-		sidebyside.Loop(b, func() {
-			if err := ours.ParallelizeUntil(context.Background(), 4, pieces, work, ours.ParallelizeOptions{ChunkSize: 100}); err != nil {
-				b.Fatal(err)
-			}
-		})
-	}, func(b *testing.B) {
-		sidebyside.Loop(b, func() {
-			workqueue.ParallelizeUntil(context.Background(), 4, pieces, work, workqueue.WithChunkSize(100))
-		})
-	})
+	for _, workers := range []int{1, 4, 16} {
+		for _, chunk := range []int{1, 100} {
+			b.Run(fmt.Sprintf("workers=%d/chunk=%d", workers, chunk), func(b *testing.B) {
+				sidebyside.Pair(b, func(b *testing.B) {
+					sidebyside.Loop(b, func() {
+						if err := ours.ParallelizeUntil(context.Background(), workers, pieces, work, ours.ParallelizeOptions{ChunkSize: chunk}); err != nil {
+							b.Fatal(err)
+						}
+					})
+				}, func(b *testing.B) {
+					sidebyside.Loop(b, func() {
+						workqueue.ParallelizeUntil(context.Background(), workers, pieces, work, workqueue.WithChunkSize(chunk))
+					})
+				})
+			})
+		}
+	}
 }
 
 // BenchmarkQueueAddGetDoneWithBacklog: one Add, Get and Done per op, as in
