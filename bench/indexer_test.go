@@ -107,15 +107,7 @@ func BenchmarkIndexerUpdateMovingIndex(b *testing.B) {
 // benchmarkIndexerUpdates alternates each pod between its two versions, visiting the
 // pods in benchOrder.
 func benchmarkIndexerUpdates(b *testing.B, v [2][]*corev1.Pod) {
-	run := func(b *testing.B, update func(*corev1.Pod) error) {
-		i := 0
-		sidebyside.Loop(b, func() {
-			if err := update(v[(i/benchPods+1)%2][benchOrder[i%benchPods]]); err != nil {
-				b.Fatal(err)
-			}
-			i++
-		})
-	}
+	run := func(b *testing.B, update func(*corev1.Pod) error) { alternateUpdates(b, v, benchOrder, update) }
 	sidebyside.Pair(b, func(b *testing.B) {
 		idx := oursPodIndexer(b, v[0])
 		run(b, idx.Update)
@@ -244,5 +236,18 @@ func BenchmarkListerNamespaceList(b *testing.B) {
 				b.Fatal(len(got), err)
 			}
 		})
+	})
+}
+
+// alternateUpdates is the loop of the update benchmarks: op i updates pod order[i%n]
+// to the other of its two versions (the first pass to v[1], the next back to v[0]).
+func alternateUpdates(b *testing.B, v [2][]*corev1.Pod, order []int, update func(*corev1.Pod) error) {
+	n := len(order)
+	i := 0
+	sidebyside.Loop(b, func() {
+		if err := update(v[(i/n+1)%2][order[i%n]]); err != nil {
+			b.Fatal(err)
+		}
+		i++
 	})
 }

@@ -234,15 +234,7 @@ func BenchmarkIndexerMultiValueIndexUpdate(b *testing.B) {
 		return []string{"node/" + p.Spec.NodeName, "owner/" + string(p.OwnerReferences[0].UID)}, nil
 	}
 	order := rand.New(rand.NewPCG(5, 6)).Perm(n)
-	run := func(b *testing.B, update func(*corev1.Pod) error) {
-		i := 0
-		sidebyside.Loop(b, func() {
-			if err := update(v[(i/n+1)%2][order[i%n]]); err != nil {
-				b.Fatal(err)
-			}
-			i++
-		})
-	}
+	run := func(b *testing.B, update func(*corev1.Pod) error) { alternateUpdates(b, v, order, update) }
 	sidebyside.Pair(b, func(b *testing.B) {
 		idx := oursIndexed(b, v[0], indexer.Indexers[*corev1.Pod]{"refs": oursRefs})
 		run(b, idx.Update)
