@@ -47,31 +47,6 @@ func (l lister[T]) Namespace(namespace string) NamespaceLister[T] {
 	return lister[T]{idx: l.idx, namespace: namespace}
 }
 
-// listAll is List with a selector that matches everything: a copy of the cache, or of
-// the namespace's entry in the namespace index, taken under the read lock and sized
-// once.
-//
-// Why not scan: scanning holds the read lock while the result grows; with several
-// readers listing a large namespace, that starved the informer's writes (measured in
-// BenchmarkInformerReadsDuringUpdates at 160,000 pods: 2.2 times client-go's time per
-// write). Copying a sized slice is the shortest time the lock can be held.
-func (l lister[T]) listAll() ([]T, error) {
-	if l.namespace == "" {
-		return l.idx.List(), nil
-	}
-	items, err := l.idx.ByIndex(NamespaceIndex, l.namespace)
-	if errors.Is(err, ErrUnknownIndex) {
-		var out []T
-		for _, obj := range l.idx.List() {
-			if obj.GetNamespace() == l.namespace {
-				out = append(out, obj)
-			}
-		}
-		return out, nil
-	}
-	return items, err
-}
-
 // Get looks the object up by key: no scan, no index.
 //
 // client-go: listers/generic_helpers.go ResourceIndexer.Get
@@ -113,8 +88,21 @@ func (l lister[T]) List(selector labels.Selector) ([]T, error) {
 	if labels.MatchesNothing(selector) {
 		return nil, nil
 	}
+	// Everything: a copy of the cache, or of the namespace's index entry, taken under
+	// the read lock and sized once.
+	//
+	// Why not scan as below: scanning holds the read lock while the result grows; with
+	// several readers listing a large namespace, that starved the informer's writes
+	// (BenchmarkInformerReadsDuringUpdates at 160,000 pods: 2.2 times client-go's time
+	// per write, 0.66 times with the copy). Without a namespace index, the scan below
+	// filters by namespace.
 	if selector.Empty() {
-		return l.listAll()
+		if l.namespace == "" {
+			return l.idx.List(), nil
+		}
+		if items, err := l.idx.ByIndex(NamespaceIndex, l.namespace); !errors.Is(err, ErrUnknownIndex) {
+			return items, err
+		}
 	}
 	var out []T
 	collect := func(obj T) {
