@@ -192,15 +192,18 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 		t.objs = append(t.objs, obj)
 	}
 
-	seq := make([]int32, 0, len(t.objs)) // reused by every index
+	// filings lists, for one index, every (position, value number) in position order;
+	// reused by every index.
+	type filing struct{ pos, id int32 }
+	filings := make([]filing, 0, len(t.objs))
 	var vb [8]string
 	for i, ix := range t.indexes {
 		// First pass: number the distinct values, count the positions of each, and
-		// note the number of every value in position order.
+		// note every filing.
 		ids := map[string]int32{}
 		var values []string
 		var sizes []int
-		seq = seq[:0]
+		filings = filings[:0]
 		for pos := range t.objs {
 			for _, v := range decodeValues(t.vals[pos*n+i], vb[:0]) {
 				id, seen := ids[v]
@@ -211,7 +214,7 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 					sizes = append(sizes, 0)
 				}
 				sizes[id]++
-				seq = append(seq, id)
+				filings = append(filings, filing{int32(pos), id})
 			}
 		}
 		// Second pass: allocate each set at its final size and fill it.
@@ -220,12 +223,8 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 			sets[id] = make(map[int32]struct{}, sizes[id])
 			ix.sets[v] = sets[id]
 		}
-		next := 0
-		for pos := range t.objs {
-			for range decodeValues(t.vals[pos*n+i], vb[:0]) {
-				sets[seq[next]][int32(pos)] = struct{}{}
-				next++
-			}
+		for _, f := range filings {
+			sets[f.id][f.pos] = struct{}{}
 		}
 	}
 	return nil
