@@ -233,7 +233,7 @@ func (s *store[T]) GetByKey(key string) (item T, exists bool, err error) {
 func (s *store[T]) getByKeyBytes(kb []byte) (item T, exists bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if pos, ok := s.t.items[string(kb)]; ok {
+	if _, pos, ok := s.t.find("", kb); ok {
 		return s.t.objs[pos], true
 	}
 	return item, false
