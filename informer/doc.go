@@ -35,7 +35,7 @@
 //
 // Reading order: handler.go (what you implement), informer.go (the type and its
 // options), run.go (Run and the processing loop), deltas.go (from deltas to cache to
-// notifications), processor.go and listener.go (fan-out; the buffer is internal/ring), synctrack.go,
+// notifications), processor.go and listener.go (fan-out; the buffer is internal/fifo), synctrack.go,
 // registration.go (adding and removing handlers), wait.go and syncerrors.go
 // (WaitForCacheSync that tells you why), resource.go and factory.go (one informer per
 // resource),

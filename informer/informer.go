@@ -113,7 +113,7 @@ type SharedIndexInformer[T indexer.Object] struct {
 // client-go: tools/cache/shared_informer.go NewSharedIndexInformerWithOptions
 func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opts Options[T]) *SharedIndexInformer[T] {
 	if opts.BacklogWarning == 0 {
-		opts.BacklogWarning = initialBufferSize
+		opts.BacklogWarning = defaultBacklogWarning
 	}
 	logger := opts.Logger
 	if logger == nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
-	"github.com/kubeinternals/informers/internal/ring"
+	"github.com/kubeinternals/informers/internal/fifo"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -29,13 +29,13 @@ type notification[T indexer.Object] struct {
 }
 
 // listener relays notifications from the informer to one handler. add never blocks:
-// it appends to an unbounded ring buffer, and the listener's own goroutine (run) pops
+// it appends to an unbounded buffer (internal/fifo), and the listener's own goroutine (run) pops
 // and calls the handler. So a slow handler delays only itself, never the informer's
 // processing loop or the other handlers — at the price of memory for its backlog,
 // which Backlog and HighWater expose and which is logged when it passes a threshold.
 //
 // Simplified: client-go's processorListener uses three goroutines (pop, run,
-// watchSynced) and two channels; one goroutine with a mutex-guarded ring does the
+// watchSynced) and two channels; one goroutine with a mutex-guarded buffer does the
 // same job with no channel hop per notification.
 //
 // client-go: tools/cache/shared_informer.go processorListener
@@ -51,8 +51,9 @@ type listener[T indexer.Object] struct {
 	done chan struct{}
 
 	mu sync.Mutex
-	// pending holds notifications not yet handed to the handler. Guarded by mu.
-	pending ring.Ring[notification[T]]
+	// pending holds notifications not yet handed to the handler, in blocks drawn
+	// from the informer's pool (shared by its listeners). Guarded by mu.
+	pending fifo.Queue[notification[T]]
 	// closed: no more notifications are accepted and run exits. Guarded by mu.
 	closed bool
 	// highWater is the largest backlog seen. Guarded by mu.
@@ -74,14 +75,14 @@ type listener[T indexer.Object] struct {
 	nextResync time.Time
 }
 
-func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logger, requested, period time.Duration, warnAt int) *listener[T] {
+func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logger, requested, period time.Duration, warnAt int, blocks *fifo.Pool[notification[T]]) *listener[T] {
 	l := &listener[T]{
 		handler:               h,
 		logger:                logger,
 		name:                  "handler",
 		wake:                  make(chan struct{}, 1),
 		done:                  make(chan struct{}),
-		pending:               ring.Ring[notification[T]]{Floor: initialBufferSize},
+		pending:               fifo.Queue[notification[T]]{Pool: blocks},
 		warnAt:                warnAt,
 		sync:                  newSyncTracker(),
 		requestedResyncPeriod: requested,
@@ -91,9 +92,9 @@ func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logge
 	return l
 }
 
-// initialBufferSize is the ring's starting capacity and the size it shrinks back to
-// after a burst; client-go starts its RingGrowing at the same size (and never shrinks it).
-const initialBufferSize = 1024
+// defaultBacklogWarning is Options.BacklogWarning's zero value: client-go's
+// initialBufferSize, the backlog its listener's buffer holds before it first grows.
+const defaultBacklogWarning = 1024
 
 // add queues a notification; it never blocks.
 func (l *listener[T]) add(n notification[T]) {

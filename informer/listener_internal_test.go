@@ -5,15 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubeinternals/informers/internal/fifo"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 )
 
-// The listener's buffer is internal/ring (tested there); what the listener adds is
-// its floor: a burst to a slow handler is given back down to initialBufferSize.
+// The listener's buffer is internal/fifo (tested there); what the listener adds is
+// the informer's shared pool: a burst to a slow handler is given back block by block,
+// and another listener's burst is held in those blocks.
 func TestListenerBufferGivesBackTheSpaceOfABurst(t *testing.T) {
-	l := newListener[*corev1.ConfigMap](HandlerFuncs[*corev1.ConfigMap]{}, slog.New(slog.DiscardHandler), 0, 0, -1)
+	var blocks fifo.Pool[notification[*corev1.ConfigMap]]
+	l := newListener[*corev1.ConfigMap](HandlerFuncs[*corev1.ConfigMap]{}, slog.New(slog.DiscardHandler), 0, 0, -1, &blocks)
 	for range 100_000 {
 		l.add(notification[*corev1.ConfigMap]{kind: addNotification, newObj: &corev1.ConfigMap{}})
 	}
@@ -22,7 +25,8 @@ func TestListenerBufferGivesBackTheSpaceOfABurst(t *testing.T) {
 	for range 100_000 {
 		l.pending.Pop()
 	}
-	assert.Equal(t, initialBufferSize, l.pending.Cap())
+	assert.Equal(t, fifo.BlockLen, l.pending.Cap(), "a drained buffer keeps one block")
+	assert.Equal(t, l.pending.Pool, &blocks, "the listener's blocks come from the informer's pool")
 }
 
 func TestDetermineResyncPeriodFollowsClientGo(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/internal/fifo"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -28,6 +29,12 @@ type sharedProcessor[T indexer.Object] struct {
 	// upstreamSynced: the informer has synced; listeners added later are told so
 	// when they are added. Guarded by mu.
 	upstreamSynced bool
+	// blocks is where the listeners' buffers take their blocks from and give them
+	// back to: a burst to one handler reuses what another has finished with.
+	//
+	// client-go has no counterpart: each processorListener's RingGrowing keeps the
+	// largest buffer it ever needed.
+	blocks fifo.Pool[notification[T]]
 	// wg counts running listener goroutines.
 	wg sync.WaitGroup
 	// tracer (nil: off) and source (the informer's name) are immutable.

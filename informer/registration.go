@@ -111,7 +111,7 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	if name == "" {
 		name = fmt.Sprintf("%s handler %d", traceSource(s.opts.Name), s.handlers)
 	}
-	l := newListener(h, s.logger.With("handler", name), requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning)
+	l := newListener(h, s.logger.With("handler", name), requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning, &s.processor.blocks)
 	l.name, l.tracer = name, s.opts.Tracer
 	reg := &Registration[T]{informer: s, l: l}
 

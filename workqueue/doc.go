@@ -49,8 +49,9 @@
 //
 // # Reading order
 //
-//  1. internal/ring — the FIFO storage: a ring buffer that stops allocating once
-//     grown and gives back the space of a burst (shared with the informer's listeners).
+//  1. internal/fifo — the FIFO storage: a chain of fixed-size blocks that grows
+//     without copying, gives each block back once read, and in a steady cycle does
+//     not allocate (shared with the informer's listeners).
 //  2. queue.go — Queue: the dirty/processing state machine and shutdown.
 //  3. waiting.go — the min-heap of items waiting for their time.
 //  4. delaying_queue.go — DelayingQueue: AddAfter and the timer.
@@ -79,7 +80,7 @@
 //     testing/synctest.
 //   - No pluggable storage (client-go's Queue[T] Touch/Push/Len/Pop) and no injected
 //     inner queues; see Options and RateLimitingQueue.
-//   - Storage is a ring buffer instead of a slice, so a steady Add/Get/Done cycle does
+//   - Storage is a chain of blocks instead of a slice, so a steady Add/Get/Done cycle does
 //     not allocate; and a counter of re-added items spares Done a lookup in the large
 //     dirty set.
 //   - Done for an item that is not processing is ignored (and logged); client-go would

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeinternals/informers/internal/ring"
+	"github.com/kubeinternals/informers/internal/fifo"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -71,7 +71,7 @@ type Options struct {
 type Queue[T comparable] struct {
 	mu sync.Mutex
 	// nonEmpty (L = &mu) wakes Get. Add and Done signal it when they put an item in the
-	// ring; shutdown broadcasts it.
+	// queue; shutdown broadcasts it.
 	nonEmpty sync.Cond
 	// idle (L = &mu) wakes ShutDownWithDrain. Done broadcasts it when the last item in
 	// processing is done during a drain; ShutDown broadcasts it to abort the drain.
@@ -84,7 +84,7 @@ type Queue[T comparable] struct {
 	// Invariant: it holds exactly the items that are dirty and not processing, each
 	// once, oldest first. That is why a worker never gets an item that another worker
 	// is processing.
-	queue ring.Ring[T]
+	queue fifo.Queue[T]
 	// dirty is guarded by mu: the items that need processing — those in queue, plus
 	// those added again while processing, which Done will queue.
 	// Invariant: an Add of an item already in dirty changes nothing.
@@ -99,7 +99,7 @@ type Queue[T comparable] struct {
 	// dirty (client-go's costs four) and four on the small, cache-resident processing.
 	dirtyProcessing int
 	// shuttingDown is guarded by mu. Once true it stays true: Add is ignored, and Get
-	// returns shutdown=true as soon as the ring is empty.
+	// returns shutdown=true as soon as the queue is empty.
 	shuttingDown bool
 	// draining is guarded by mu: true while a ShutDownWithDrain waits; ShutDown clears it
 	// to abort that wait.
@@ -258,7 +258,7 @@ func (q *Queue[T]) Get() (item T, shutdown bool) {
 		return item, true
 	}
 	item = q.queue.Pop()
-	// Invariant: an item in the ring is dirty and not processing; it now becomes
+	// Invariant: an item in the queue is dirty and not processing; it now becomes
 	// processing and not dirty. A later Add makes it dirty again, and Done sees that.
 	delete(q.dirty, item)
 	q.processing[item] = struct{}{}

@@ -246,7 +246,7 @@ func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
 		q.Done(item)
 		i++
 	}
-	for range 100 { // let the ring and the map reach their working size
+	for range 100 { // let the queue and the map reach their working size
 		cycle()
 	}
 	assert.Zero(t, testing.AllocsPerRun(1000, cycle))
@@ -353,19 +353,19 @@ func checkQueueInvariants[T comparable](t *testing.T, q *Queue[T]) {
 	t.Helper()
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	inRing := map[T]bool{}
+	inQueue := map[T]bool{}
 	for item := range q.queue.All() {
-		require.False(t, inRing[item], "%v is in the ring twice", item)
-		inRing[item] = true
-		require.Contains(t, q.dirty, item, "%v is in the ring but not dirty", item)
-		require.NotContains(t, q.processing, item, "%v is in the ring and processing", item)
+		require.False(t, inQueue[item], "%v is in the queue twice", item)
+		inQueue[item] = true
+		require.Contains(t, q.dirty, item, "%v is in the queue but not dirty", item)
+		require.NotContains(t, q.processing, item, "%v is in the queue and processing", item)
 	}
 	both := 0
 	for item := range q.dirty {
 		if _, ok := q.processing[item]; ok {
 			both++
 		} else {
-			require.True(t, inRing[item], "%v is dirty, not processing, and not in the ring", item)
+			require.True(t, inQueue[item], "%v is dirty, not processing, and not in the queue", item)
 		}
 	}
 	require.Equal(t, both, q.dirtyProcessing, "dirtyProcessing")
