@@ -124,6 +124,12 @@ func (q *DelayingQueue[T]) addAfter(item T, delay time.Duration, kind trace.Kind
 		return
 	}
 	now := q.sinceEpoch()
+	// Why release due items here too, not only when the timer fires: a burst of
+	// AddAfter calls otherwise piles everything into the waiting set until the timer
+	// goroutine gets the lock, and the set's heap and map grow to the whole burst
+	// (BenchmarkDelayingQueueAddAfterDrain: 10,000 short delays). client-go's waiting
+	// loop does the same: each new arrival first readies what is due.
+	q.releaseDueLocked(now)
 	if q.waiting.insert(item, addSaturating(now, delay)) {
 		q.armLocked(now)
 	}
@@ -184,6 +190,12 @@ func (q *DelayingQueue[T]) fire() {
 		return
 	}
 	now := q.sinceEpoch()
+	q.releaseDueLocked(now)
+	q.armLocked(now)
+}
+
+// releaseDueLocked moves every waiting item due at now into the queue. waitMu is held.
+func (q *DelayingQueue[T]) releaseDueLocked(now int64) {
 	for {
 		item, ok := q.waiting.popDue(now)
 		if !ok {
@@ -200,7 +212,6 @@ func (q *DelayingQueue[T]) fire() {
 		clear(q.due) // Why: drop the references so the items can be collected.
 		q.due = q.due[:0]
 	}
-	q.armLocked(now)
 }
 
 // ShutDown stops the timer, drops the items still waiting, and shuts the queue down

@@ -244,3 +244,28 @@ func TestWaitSetStaysCompact(t *testing.T) {
 		})
 	}
 }
+
+// An item whose time has come is readied by the next AddAfter even if the timer has
+// not run yet, as client-go's waiting loop readies what is due whenever an item
+// arrives: a burst of short delays then never piles up in the waiting set.
+func TestAddAfterReadiesWhatIsDueBeforeTheTimerRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := NewDelayingQueue[string](Options{})
+		defer q.ShutDown()
+		// "a" became due a second ago, and the timer has not fired for it: put it in
+		// the waiting set directly, as a timer goroutine still waiting for the lock
+		// would leave it.
+		q.waitMu.Lock()
+		q.waiting.insert("a", q.sinceEpoch()-int64(time.Second))
+		q.waitMu.Unlock()
+		require.Zero(t, q.Len())
+
+		q.AddAfter("b", time.Hour)
+		assert.Equal(t, 1, q.Len(), "a is in the queue")
+		q.waitMu.Lock()
+		waiting := q.waiting.len()
+		q.waitMu.Unlock()
+		assert.Equal(t, 1, waiting, "only b still waits")
+		assert.Equal(t, "a", get(t, q))
+	})
+}
