@@ -29,8 +29,8 @@ import (
 // syncMetrics).
 
 // BenchmarkDefaultsFactorySync10kConfigMaps: what each library gives a user who asks
-// for a ConfigMap informer without tuning anything: our informer.Factory (paged LIST
-// then WATCH, DeltaFIFO, protobuf for built-in types) against client-go's
+// for a ConfigMap informer without tuning anything: our informer.Factory (LIST then
+// WATCH, DeltaFIFO, protobuf for built-in types) against client-go's
 // informers.NewSharedInformerFactory (a streaming watch-list, RealFIFO, protobuf
 // through its typed clientset).
 //
@@ -134,7 +134,7 @@ func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *da
 }
 
 // BenchmarkInformerSync100kPods: a shared informer with the namespace index syncs
-// 100,000 Pods, both sides configured alike: paged LIST then WATCH, protobuf,
+// 100,000 Pods, both sides configured alike: LIST then WATCH, protobuf,
 // RealFIFO. The transform=strip-managed-fields rows set a transform that drops
 // metadata.managedFields before objects reach the cache (a common memory saving);
 // compare MB-live-after with the transform=none rows.
@@ -165,7 +165,7 @@ func benchmarkPodInformer(b *testing.B, cfg *rest.Config, strip bool) {
 }
 
 // BenchmarkInformerSync10kConfigMaps: a shared informer with the namespace index syncs
-// the 10,000 ConfigMaps of the reflector rows, both sides configured alike (paged LIST
+// the 10,000 ConfigMaps of the reflector rows, both sides configured alike (LIST
 // then WATCH, protobuf, RealFIFO). Next to BenchmarkBareListDecode10kConfigMapsProtobuf
 // it shows what the informer adds to the bare LIST and decode.
 //
