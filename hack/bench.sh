@@ -18,8 +18,30 @@ run() { # package, output file
 	go test -run '^$' -bench "${BENCH:-.}" -benchmem -benchtime "${BENCHTIME:-1s}" -count 1 -timeout 90m "$1" | tee "$2"
 }
 echo "bench: ${KUBEINTERNALS_BENCH_ROUNDS} rounds a side; raw results in $out" >&2
+start=$(date +%s)
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 run . "$out/inprocess.txt"
+inprocess=$(($(date +%s) - start))
 run ./controlplane "$out/controlplane.txt"
+took=$(($(date +%s) - start))
 cat "$out/inprocess.txt" "$out/controlplane.txt" > "$out/results.txt"
 go tool benchstat -col '/impl@(client-go ours)' -ignore /round -format csv "$out/results.txt" > "$out/benchstat.csv" 2> "$out/benchstat-notes.txt"
 go run ./cmd/benchtable -src . -src controlplane < "$out/benchstat.csv" | tee "$out/table.md"
+
+# RESULTS.md: the table with what it was measured on, ready to be copied to
+# bench/RESULTS.md when a whole run (no BENCH=) on a quiet machine is published.
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit (with uncommitted changes)"; fi
+{
+	echo "# make bench: results"
+	echo
+	echo "One \`make bench\` run (BENCH=${BENCH:-all}, ${KUBEINTERNALS_BENCH_ROUNDS} rounds a side, -benchtime ${BENCHTIME:-1s}),"
+	echo "started $started at commit $commit; it took $((took / 60)) min $((took % 60)) s"
+	echo "(in-process $((inprocess / 60)) min, control plane $(((took - inprocess) / 60)) min)."
+	echo "Machine: $(grep -m1 '^cpu:' "$out/inprocess.txt" | cut -d' ' -f2- | sed 's/ *$//' || true), $(nproc) cores, $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)."
+	echo "How each row is measured, and why each pair is fair: [README.md](README.md) and the"
+	echo "\`Fair:\` paragraphs under each table."
+	echo
+	cat "$out/table.md"
+} > "$out/RESULTS.md"
+echo "bench: took $((took / 60)) min $((took % 60)) s; table with its header in $out/RESULTS.md" >&2
