@@ -36,21 +36,24 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 	}
 
 	assert.Empty(t, tbl.items)
-	assert.Empty(t, tbl.objs)
-	assert.Empty(t, tbl.keys)
-	assert.Empty(t, tbl.vals)
+	assert.Zero(t, tbl.objs.len())
+	assert.Zero(t, tbl.keys.len())
+	assert.Zero(t, tbl.vals.len())
 	for _, ix := range tbl.indexes {
 		assert.Empty(t, ix.sets, "index %s keeps no empty sets", ix.name)
 	}
 	// The spare capacity of the dense arrays holds no deleted object or value.
-	for _, obj := range tbl.objs[:cap(tbl.objs)] {
-		assert.Nil(t, obj)
+	for _, page := range tbl.objs.pages {
+		for _, obj := range page[:cap(page)] {
+			assert.Nil(t, obj)
+		}
 	}
-	for _, v := range tbl.vals[:cap(tbl.vals)] {
-		assert.Empty(t, v)
-	}
-	for _, k := range tbl.keys[:cap(tbl.keys)] {
-		assert.Empty(t, k)
+	for _, c := range []column[string]{tbl.keys, tbl.vals} {
+		for _, page := range c.pages {
+			for _, s := range page[:cap(page)] {
+				assert.Empty(t, s)
+			}
+		}
 	}
 }
 

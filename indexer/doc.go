@@ -54,7 +54,7 @@
 //  3. tombstone.go — DeletedFinalStateUnknown, the typed tombstone.
 //  4. store.go — the Store and Indexer interfaces, New, the write path and Replace.
 //  5. table.go — the unlocked table: put (with the update fast path), load, remove,
-//     addIndexes.
+//     addIndexes; column.go — the paged arrays it keeps objects, keys and values in.
 //  6. index.go — IndexFunc, Indexers, one index's sets.
 //  7. query.go — ByIndex, IndexKeys, Index, ListIndexFuncValues, AddIndexers.
 //  8. lister.go — Lister and NamespaceLister over any Indexer.

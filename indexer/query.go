@@ -36,7 +36,7 @@ func (s *store[T]) IndexKeys(indexName, indexedValue string) ([]string, error) {
 	set := ix.sets[indexedValue]
 	keys := make([]string, 0, len(set))
 	for pos := range set {
-		keys = append(keys, s.t.keys[pos])
+		keys = append(keys, *s.t.keys.at(int(pos)))
 	}
 	slices.Sort(keys)
 	return keys, nil
@@ -86,7 +86,7 @@ func (s *store[T]) Index(indexName string, obj T) ([]T, error) {
 		for pos := range ix.sets[v] {
 			if _, dup := seen[pos]; !dup {
 				seen[pos] = struct{}{}
-				list = append(list, s.t.objs[pos])
+				list = append(list, *s.t.objs.at(int(pos)))
 			}
 		}
 	}
@@ -132,8 +132,10 @@ func (s *store[T]) AddIndexers(newIndexers Indexers[T]) error {
 func (s *store[T]) scan(fn func(T)) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, obj := range s.t.objs {
-		fn(obj)
+	for _, page := range s.t.objs.pages {
+		for _, obj := range page {
+			fn(obj)
+		}
 	}
 }
 
@@ -147,7 +149,7 @@ func (s *store[T]) scanIndex(indexName, value string, fn func(T)) error {
 		return err
 	}
 	for pos := range ix.sets[value] {
-		fn(s.t.objs[pos])
+		fn(*s.t.objs.at(int(pos)))
 	}
 	return nil
 }
@@ -156,7 +158,7 @@ func (s *store[T]) scanIndex(indexName, value string, fn func(T)) error {
 func (t *table[T]) objectsOf(set map[int32]struct{}) []T {
 	list := make([]T, 0, len(set))
 	for pos := range set {
-		list = append(list, t.objs[pos])
+		list = append(list, *t.objs.at(int(pos)))
 	}
 	return list
 }

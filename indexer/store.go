@@ -186,7 +186,7 @@ func (s *store[T]) Delete(obj T) error {
 func (s *store[T]) List() []T {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return slices.Clone(s.t.objs)
+	return s.t.objs.appendAll(make([]T, 0, s.t.objs.len()))
 }
 
 // ListKeys returns every key.
@@ -195,7 +195,7 @@ func (s *store[T]) List() []T {
 func (s *store[T]) ListKeys() []string {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return slices.Clone(s.t.keys)
+	return s.t.keys.appendAll(make([]string, 0, s.t.keys.len()))
 }
 
 // Get returns the object stored under obj's key.
@@ -210,7 +210,7 @@ func (s *store[T]) Get(obj T) (item T, exists bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if _, pos, exists := s.t.find(key, kb); exists {
-		return s.t.objs[pos], true, nil
+		return *s.t.objs.at(int(pos)), true, nil
 	}
 	return item, false, nil
 }
@@ -223,7 +223,7 @@ func (s *store[T]) GetByKey(key string) (item T, exists bool, err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if pos, ok := s.t.items[key]; ok {
-		return s.t.objs[pos], true, nil
+		return *s.t.objs.at(int(pos)), true, nil
 	}
 	return item, false, nil
 }
@@ -234,7 +234,7 @@ func (s *store[T]) getByKeyBytes(kb []byte) (item T, exists bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if _, pos, ok := s.t.find("", kb); ok {
-		return s.t.objs[pos], true
+		return *s.t.objs.at(int(pos)), true
 	}
 	return item, false
 }

@@ -42,9 +42,12 @@ type table[T Object] struct {
 	// indexes[i].fn returned for objs[pos], encoded by encodeValues.
 	// Invariant: len(objs) == len(keys) == len(items), len(vals) == len(objs)*len(indexes),
 	// items[keys[pos]] == pos, and pos is in exactly the sets its vals name.
-	objs []T
-	keys []string
-	vals []string
+	//
+	// Each is a column (column.go): pages of fixed size, so that growing one key at a
+	// time never copies what is already stored.
+	objs column[T]
+	keys column[string]
+	vals column[string]
 	// indexes are in registration order. Invariant: a table's indexes only ever grow,
 	// by AddIndexers, so a snapshot of the slice stays a valid prefix.
 	indexes []*index[T]
@@ -55,9 +58,9 @@ type table[T Object] struct {
 func newTable[T Object](defs []*index[T], n int) *table[T] {
 	t := &table[T]{
 		items:   make(map[string]int32, n),
-		objs:    make([]T, 0, n),
-		keys:    make([]string, 0, n),
-		vals:    make([]string, 0, n*len(defs)),
+		objs:    newColumn[T](n),
+		keys:    newColumn[string](n),
+		vals:    newColumn[string](n * len(defs)),
 		indexes: make([]*index[T], len(defs)),
 	}
 	for i, d := range defs {
@@ -92,7 +95,7 @@ func (t *table[T]) find(key string, kb []byte) (string, int32, bool) {
 		return key, pos, ok
 	}
 	if pos, ok := t.items[string(kb)]; ok {
-		return t.keys[pos], pos, true
+		return *t.keys.at(int(pos)), pos, true
 	}
 	return "", 0, false
 }
@@ -117,12 +120,12 @@ func (t *table[T]) put(key string, pos int32, exists bool, obj T) error {
 	}
 
 	if !exists {
-		pos = int32(len(t.objs))
+		pos = int32(t.objs.len())
 		t.items[key] = pos
-		t.keys = append(t.keys, key)
-		t.objs = append(t.objs, obj)
+		t.keys.push(key)
+		t.objs.push(obj)
 		for i, ix := range t.indexes {
-			t.vals = append(t.vals, encodeValues(values[i]))
+			t.vals.push(encodeValues(values[i]))
 			ix.refile(pos, nil, values[i])
 		}
 		return nil
@@ -130,7 +133,7 @@ func (t *table[T]) put(key string, pos int32, exists bool, obj T) error {
 
 	n := len(t.indexes)
 	for i, ix := range t.indexes {
-		stored := &t.vals[int(pos)*n+i]
+		stored := t.vals.at(int(pos)*n + i)
 		if encodedEqual(*stored, values[i]) {
 			continue // the fast path: nothing moves, nothing is allocated
 		}
@@ -138,7 +141,7 @@ func (t *table[T]) put(key string, pos int32, exists bool, obj T) error {
 		ix.refile(pos, decodeValues(*stored, ob[:0]), values[i])
 		*stored = encodeValues(values[i])
 	}
-	t.objs[pos] = obj
+	*t.objs.at(int(pos)) = obj
 	return nil
 }
 
@@ -179,23 +182,23 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 		if pos, dup := t.items[key]; dup {
 			// Overwrite the earlier duplicate in place.
 			for i := range values {
-				t.vals[int(pos)*n+i] = encodeValues(values[i])
+				*t.vals.at(int(pos)*n + i) = encodeValues(values[i])
 			}
-			t.objs[pos] = obj
+			*t.objs.at(int(pos)) = obj
 			continue
 		}
 		for i := range values {
-			t.vals = append(t.vals, encodeValues(values[i]))
+			t.vals.push(encodeValues(values[i]))
 		}
-		t.items[key] = int32(len(t.objs))
-		t.keys = append(t.keys, key)
-		t.objs = append(t.objs, obj)
+		t.items[key] = int32(t.objs.len())
+		t.keys.push(key)
+		t.objs.push(obj)
 	}
 
 	// filings lists, for one index, every (position, value number) in position order;
 	// reused by every index.
 	type filing struct{ pos, id int32 }
-	filings := make([]filing, 0, len(t.objs))
+	filings := make([]filing, 0, t.objs.len())
 	var vb [8]string
 	for i, ix := range t.indexes {
 		// First pass: number the distinct values, count the positions of each, and
@@ -204,8 +207,8 @@ func (t *table[T]) load(items []T, keyOf func(T) (string, error)) error {
 		var values []string
 		var sizes []int
 		filings = filings[:0]
-		for pos := range t.objs {
-			for _, v := range decodeValues(t.vals[pos*n+i], vb[:0]) {
+		for pos := range t.objs.len() {
+			for _, v := range decodeValues(*t.vals.at(pos*n + i), vb[:0]) {
 				id, seen := ids[v]
 				if !seen {
 					id = int32(len(values))
@@ -239,32 +242,31 @@ func (t *table[T]) remove(key string, pos int32) {
 	n := len(t.indexes)
 	var ob [8]string
 	for i, ix := range t.indexes {
-		for _, v := range decodeValues(t.vals[int(pos)*n+i], ob[:0]) {
+		for _, v := range decodeValues(*t.vals.at(int(pos)*n + i), ob[:0]) {
 			ix.removeValue(v, pos)
 		}
 	}
 	delete(t.items, key)
 
-	last := int32(len(t.objs) - 1)
+	last := int32(t.objs.len() - 1)
 	if pos != last {
 		for i, ix := range t.indexes {
-			for _, v := range decodeValues(t.vals[int(last)*n+i], ob[:0]) {
+			lastVal := t.vals.at(int(last)*n + i)
+			for _, v := range decodeValues(*lastVal, ob[:0]) {
 				ix.moveValue(v, last, pos)
 			}
+			*t.vals.at(int(pos)*n + i) = *lastVal
 		}
-		t.objs[pos] = t.objs[last]
-		t.keys[pos] = t.keys[last]
-		copy(t.vals[int(pos)*n:int(pos+1)*n], t.vals[int(last)*n:])
-		t.items[t.keys[pos]] = pos
+		*t.objs.at(int(pos)) = *t.objs.at(int(last))
+		*t.keys.at(int(pos)) = *t.keys.at(int(last))
+		t.items[*t.keys.at(int(pos))] = pos
 	}
-	// Pitfall: clear before truncating, or the spare capacity keeps the deleted
-	// object (and its values) reachable — the "list results stay in memory" leak of
-	// kubernetes#113305 in miniature.
-	var zero T
-	t.objs[last] = zero
-	t.keys[last] = ""
-	clear(t.vals[int(last)*n:])
-	t.objs, t.keys, t.vals = t.objs[:last], t.keys[:last], t.vals[:int(last)*n]
+	// pop clears what it removes (see column.pop).
+	t.objs.pop()
+	t.keys.pop()
+	for range n {
+		t.vals.pop()
+	}
 }
 
 // addIndexes registers the new index functions and files every stored object in them.
@@ -294,22 +296,25 @@ func (t *table[T]) addIndexes(newIndexers Indexers[T]) error {
 	slices.Sort(names)
 
 	oldN, newN := len(t.indexes), len(t.indexes)+len(names)
-	vals := make([]string, len(t.objs)*newN)
-	for pos := range t.objs {
-		copy(vals[pos*newN:], t.vals[pos*oldN:(pos+1)*oldN])
-	}
 	added := make([]*index[T], len(names))
 	for j, name := range names {
-		ix := newIndex(name, newIndexers[name])
-		for pos, obj := range t.objs {
-			v, err := ix.fn(obj)
+		added[j] = newIndex(name, newIndexers[name])
+	}
+	// The widened vals: each position's old values, then its values in the new indexes.
+	count := t.objs.len()
+	vals := newColumn[string](count * newN)
+	for pos := range count {
+		for i := range oldN {
+			vals.push(*t.vals.at(pos*oldN + i))
+		}
+		for _, ix := range added {
+			v, err := ix.fn(*t.objs.at(pos))
 			if err != nil {
-				return fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, name, t.keys[pos], err)
+				return fmt.Errorf("%w: index %q, key %q: %w", ErrIndexFunc, ix.name, *t.keys.at(pos), err)
 			}
 			ix.refile(int32(pos), nil, v)
-			vals[pos*newN+oldN+j] = encodeValues(v)
+			vals.push(encodeValues(v))
 		}
-		added[j] = ix
 	}
 	t.indexes = append(t.indexes, added...)
 	t.vals = vals
