@@ -2,6 +2,7 @@ package indexer
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -161,6 +162,25 @@ func TestListerGet(t *testing.T) {
 				t.Fatal(err)
 			}
 		}))
+	})
+	t.Run("Namespace(ns).Get allocates only the 24-byte namespaced lister", func(t *testing.T) {
+		// The whole call a controller makes, Namespace included: Namespace puts a new
+		// nsLister into an interface, which is the one allocation of a Get.
+		assert.Equal(t, 1.0, testing.AllocsPerRun(100, func() {
+			if _, err := l.Namespace("red").Get("web"); err != nil {
+				t.Fatal(err)
+			}
+		}))
+		const runs = 1000
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			if _, err := l.Namespace("red").Get("web"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&after)
+		assert.LessOrEqual(t, (after.TotalAlloc-before.TotalAlloc)/runs, uint64(24), "bytes per Get")
 	})
 	t.Run("a Get through another Indexer implementation finds the object too", func(t *testing.T) {
 		got, err := NewLister[*corev1.ConfigMap](&foreignIndexer{Indexer: s}).Namespace("red").Get("web")
