@@ -101,6 +101,15 @@ func configMapList(objs []*corev1.ConfigMap, rv int) *corev1.ConfigMapList {
 	return l
 }
 
+// podList is configMapList for Pods.
+func podList(objs []*corev1.Pod, rv int) *corev1.PodList {
+	l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(rv)}, Items: make([]corev1.Pod, len(objs))}
+	for i, o := range objs {
+		l.Items[i] = *o
+	}
+	return l
+}
+
 // BenchmarkInformerReplayToLateHandler: an informer has synced 50,000 ConfigMaps; one
 // op adds a handler, waits until it has been replayed every object as an add, and
 // removes it (a controller started late, or a second controller sharing the informer).

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -135,10 +134,7 @@ func oursReadsDuringUpdates(b *testing.B, pods []*corev1.Pod, readers int) {
 	if _, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.Pod]{UpdateFunc: func(_, _ *corev1.Pod) { u.handled() }}); err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); inf.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer running(inf.Run)()
 	waitSynced(inf.HasSynced)
 	lister := indexer.NewLister(inf.Indexer()).Namespace(readsNamespace)
 	load := startReaders(readers, func() int {
@@ -157,20 +153,14 @@ func oursReadsDuringUpdates(b *testing.B, pods []*corev1.Pod, readers int) {
 }
 
 func clientGoReadsDuringUpdates(b *testing.B, pods []*corev1.Pod, readers int) {
-	list := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: "1"}, Items: make([]corev1.Pod, len(pods))}
-	for i, p := range pods {
-		list.Items[i] = *p
-	}
+	list := podList(pods, 1)
 	events := make(chan watch.Event, 1)
 	inf := cache.NewSharedIndexInformer(clientGoSource(func() runtime.Object { return list }, events), &corev1.Pod{}, 0, clientGoNamespaceIndexed)
 	u := newUpdateStream()
 	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, _ any) { u.handled() }}); err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); inf.RunWithContext(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer running(inf.RunWithContext)()
 	waitSynced(inf.HasSynced)
 	lister := listers.NewNamespaced(listers.New[*corev1.Pod](inf.GetIndexer(), podsResource), readsNamespace)
 	load := startReaders(readers, func() int {

@@ -120,10 +120,8 @@ func (r informerRun) measure(b *testing.B, m *informerMetrics) {
 	b.StopTimer()
 	heap := heapsample.Start()
 	b.StartTimer()
-	ctx, cancel := context.WithCancel(context.Background())
 	start := time.Now()
-	done := make(chan struct{})
-	go func() { defer close(done); r.run(ctx) }()
+	stop := running(r.run)
 	waitSynced(r.hasSynced)
 	m.synced += time.Since(start)
 	for i := range r.n {
@@ -137,8 +135,7 @@ func (r informerRun) measure(b *testing.B, m *informerMetrics) {
 	peak, live := heap.Finish(b)
 	m.peakMB += peak
 	m.liveMB += live
-	cancel()
-	<-done
+	stop()
 }
 
 // BenchmarkInformerSync50kThenUpdate50kTo3Handlers: list 50k ConfigMaps, then 50k

@@ -37,19 +37,15 @@ func BenchmarkReflectorListPaged(b *testing.B) {
 	cms := newInformerWorkload(n).list
 	b.Run("kind=Pod", func(b *testing.B) {
 		benchmarkReflectorList(b, pods, func(items []*corev1.Pod, rv, next string) runtime.Object {
-			l := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: next}, Items: make([]corev1.Pod, len(items))}
-			for i, p := range items {
-				l.Items[i] = *p
-			}
+			l := podList(items, 0)
+			l.ListMeta = metav1.ListMeta{ResourceVersion: rv, Continue: next}
 			return l
 		}, &corev1.Pod{})
 	})
 	b.Run("kind=ConfigMap", func(b *testing.B) {
 		benchmarkReflectorList(b, cms, func(items []*corev1.ConfigMap, rv, next string) runtime.Object {
-			l := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: rv, Continue: next}, Items: make([]corev1.ConfigMap, len(items))}
-			for i, c := range items {
-				l.Items[i] = *c
-			}
+			l := configMapList(items, 0)
+			l.ListMeta = metav1.ListMeta{ResourceVersion: rv, Continue: next}
 			return l
 		}, &corev1.ConfigMap{})
 	})
