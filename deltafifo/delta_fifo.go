@@ -1,6 +1,7 @@
 package deltafifo
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -28,7 +29,7 @@ type DeltaFIFOOptions[T indexer.Object] struct {
 	// idempotent (see the package doc). Typical use: drop managedFields to save memory.
 	Transform func(T) (T, error)
 	// Logger receives warnings (slow handlers, inconsistent known objects). Nil
-	// discards them.
+	// means slog.Default(); to discard them, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 	// Name identifies this queue in logs and errors. Empty means "DeltaFIFO".
 	Name string
@@ -105,12 +106,9 @@ func NewDeltaFIFO[T indexer.Object](opts DeltaFIFOOptions[T]) *DeltaFIFO[T] {
 	return f
 }
 
-// newLogger returns logger (or a discarding one) tagged with the queue's name.
+// newLogger returns logger (slog.Default() when nil) tagged with the queue's name.
 func newLogger(logger *slog.Logger, name string) *slog.Logger {
-	if logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return logger.With("queue", name)
+	return cmp.Or(logger, slog.Default()).With("queue", name)
 }
 
 // Add queues an Added delta for obj.

@@ -29,7 +29,8 @@ type RealFIFOOptions[T indexer.Object] struct {
 	// client-go's informers turn it on, so the store learns the bookmark's resource
 	// version in order with the events around it.
 	EmitBookmark bool
-	// Logger receives warnings about slow handlers. Nil discards them.
+	// Logger receives warnings about slow handlers. Nil means slog.Default(); to
+	// discard them, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 	// Name identifies this queue in logs and errors. Empty means "RealFIFO".
 	Name string

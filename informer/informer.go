@@ -1,10 +1,10 @@
 package informer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -57,7 +57,10 @@ type Options[T indexer.Object] struct {
 	// BacklogWarning is the backlog at which a handler's listener first logs that it
 	// falls behind (then at 2×, 4×, …). 0 means 1024; negative disables the log.
 	BacklogWarning int
-	// Logger receives the informer's, the reflector's and the listeners' logs.
+	// Logger receives the informer's, the reflector's and the listeners' logs:
+	// recovered handler panics, handlers falling behind, objects the cache rejected,
+	// list and watch errors. Nil means slog.Default() (as it is when the informer is
+	// built); to discard them, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 	// Tracer receives the events of every stage of this informer: it is passed to its
 	// reflector and queue, and the informer reports each write to the indexer, each
@@ -115,10 +118,9 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	if opts.BacklogWarning == 0 {
 		opts.BacklogWarning = defaultBacklogWarning
 	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	// Why slog.Default and not silence: a recovered handler panic or a handler
+	// falling behind must be seen by someone (client-go logs them through klog).
+	logger := cmp.Or(opts.Logger, slog.Default())
 	if opts.Name != "" {
 		logger = logger.With("informer", opts.Name)
 	}

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,8 @@ type Options[T Object] struct {
 	// ShouldResync, if set, is asked at every resync tick; Resync is skipped when it
 	// returns false. An informer uses it to resync only when a handler is due.
 	ShouldResync func() bool
-	// Logger receives the reflector's logs. nil discards them.
+	// Logger receives the reflector's logs (list and watch errors, relists). Nil
+	// means slog.Default(); to discard them, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 	// WatchList fetches the initial state with one streaming watch
 	// (sendInitialEvents=true) instead of a paged LIST, falling back to the LIST
@@ -118,7 +120,7 @@ func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]
 	if r.errorHandler == nil {
 		r.errorHandler = DefaultWatchErrorHandler[T]
 	}
-	r.logger = loggerOrDiscard(opts.Logger).With("reflector", r.name)
+	r.logger = cmp.Or(opts.Logger, slog.Default()).With("reflector", r.name)
 	return r, nil
 }
 

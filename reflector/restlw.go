@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -31,7 +32,8 @@ type ListWatchOptions struct {
 	// Protobuf asks the server for protobuf instead of JSON: smaller and faster to
 	// decode. Built-in types only (custom resources are JSON-only); needs a Scheme.
 	Protobuf bool
-	// Logger receives one line per skipped watch event. nil discards.
+	// Logger receives one line per skipped watch event. Nil means slog.Default();
+	// to discard, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 }
 
@@ -80,7 +82,7 @@ func NewListerWatcher[T Object](client rest.Interface, opts ListWatchOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	return &RESTListerWatcher[T]{client: client, opts: opts, codec: c, logger: loggerOrDiscard(opts.Logger)}, nil
+	return &RESTListerWatcher[T]{client: client, opts: opts, codec: c, logger: cmp.Or(opts.Logger, slog.Default())}, nil
 }
 
 // request builds a GET for the resource with opts encoded as query parameters, the
@@ -156,14 +158,6 @@ func itemsOf[T Object](list runtime.Object) (ListResult[T], error) {
 		return ListResult[T]{}, err
 	}
 	return res, nil
-}
-
-// loggerOrDiscard returns l, or a logger that drops everything when l is nil.
-func loggerOrDiscard(l *slog.Logger) *slog.Logger {
-	if l == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return l
 }
 
 // NewListerWatcherForConfig is NewRESTClient followed by NewListerWatcher: a

@@ -1,6 +1,7 @@
 package workqueue
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -37,7 +38,7 @@ type Interface[T comparable] interface {
 }
 
 // Options configures NewQueue and NewDelayingQueue. The zero value is a queue without
-// metrics or logs.
+// metrics that logs to slog.Default().
 //
 // Simplified: client-go's TypedQueueConfig also takes a Clock and a pluggable storage
 // (Queue[T] with Touch/Push/Len/Pop). We use the time package — tests fake it with
@@ -50,7 +51,8 @@ type Options struct {
 	// A non-nil provider is used even if Name is empty (see MetricsProvider).
 	MetricsProvider MetricsProvider
 	// Logger receives warnings about misuse (Done of an item that is not processing) and
-	// debug lines about shutdown. Nil discards them.
+	// debug lines about shutdown. Nil means slog.Default(); to discard them, pass
+	// slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 	// Tracer receives an event for every Add (new, deduplicated or marked dirty),
 	// Get, Done, Forget, delayed and rate-limited add, and the shutdown. Nil: off, at
@@ -146,10 +148,7 @@ func (q *Queue[T]) init(opts Options) {
 	q.dirty = make(map[T]struct{})
 	q.processing = make(map[T]struct{})
 	q.stop = make(chan struct{})
-	q.logger = opts.Logger
-	if q.logger == nil {
-		q.logger = slog.New(slog.DiscardHandler)
-	}
+	q.logger = cmp.Or(opts.Logger, slog.Default())
 	q.name = opts.Name
 	if opts.Tracer != nil {
 		q.tracer = opts.Tracer

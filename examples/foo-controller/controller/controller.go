@@ -55,7 +55,7 @@ type Options struct {
 	// DrainTimeout bounds how long Run waits, after ctx ends, for the syncs in progress
 	// to finish. 0 means 30s (the kubelet's default grace period).
 	DrainTimeout time.Duration
-	// Logger receives the controller's logs and the informers'. nil discards.
+	// Logger receives the controller's logs and the informers'. Nil means slog.Default().
 	Logger *slog.Logger
 	// Tracer, if set, traces the whole pipeline: both informers (reflector, queue,
 	// indexer writes, handlers), the workqueue, the Deployment→Foo mapping in
@@ -100,7 +100,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	}
 	c := &Controller{log: opts.Logger, tracer: opts.Tracer, hooks: opts.Hooks, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
 	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
+		c.log = slog.Default()
 	}
 	if c.workers <= 0 {
 		c.workers = 2

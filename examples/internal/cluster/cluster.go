@@ -22,7 +22,7 @@ type Options struct {
 	// such as a watch cache size. Ignored on $KUBECONFIG.
 	APIServerFlags []string
 	// Logger receives one line when the cluster is chosen and one when it is ready.
-	// nil discards.
+	// Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -49,7 +49,7 @@ type Cluster struct {
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	log := opts.Logger
 	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+		log = slog.Default()
 	}
 	if os.Getenv("KUBECONFIG") != "" {
 		cfg, src, err := kubeconfig.Load("")

@@ -44,7 +44,7 @@ const (
 
 // Options tunes InstallCRD. The zero value is ready to use.
 type Options struct {
-	// Logger receives one line per CRD applied and established. nil discards.
+	// Logger receives one line per CRD applied and established. Nil means slog.Default().
 	Logger *slog.Logger
 	// PollInterval is the pause between two status reads. 0 means 100ms.
 	PollInterval time.Duration
@@ -98,7 +98,7 @@ func InstallCRD(ctx context.Context, cfg *rest.Config, manifest []byte, opts Opt
 
 func withDefaults(opts Options) Options {
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
+		opts.Logger = slog.Default()
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = defaultPollInterval

@@ -54,7 +54,7 @@ type Options struct {
 	// Timeout bounds one Record: the wait for an earlier write of the same event, and
 	// the requests. 0 means 5s.
 	Timeout time.Duration
-	// Logger receives failed events at Warn and written ones at Debug. nil discards.
+	// Logger receives failed events at Warn and written ones at Debug. Nil means slog.Default().
 	Logger *slog.Logger
 	// HTTPClient carries the requests; nil means rest.HTTPClientFor(cfg).
 	HTTPClient *http.Client
@@ -98,7 +98,7 @@ func NewRecorder(cfg *rest.Config, opts Options) (*Recorder, error) {
 		}
 	}
 	if r.log == nil {
-		r.log = slog.New(slog.DiscardHandler)
+		r.log = slog.Default()
 	}
 	if r.timeout <= 0 {
 		r.timeout = defaultTimeout

@@ -46,7 +46,7 @@ type Options struct {
 	Annotation string
 	// ResyncPeriod is the informers' resync period; 0 disables resync.
 	ResyncPeriod time.Duration
-	// Logger receives the controller's and the informers' logs. nil discards.
+	// Logger receives the controller's and the informers' logs. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
@@ -90,7 +90,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	}
 	c := &Controller{log: opts.Logger, source: opts.SourceNamespace, annotation: opts.Annotation}
 	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
+		c.log = slog.Default()
 	}
 	if c.annotation == "" {
 		c.annotation = DefaultAnnotation

@@ -1,0 +1,21 @@
+package reflector
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWithoutALoggerListWatchFailuresGoToSlogDefault(t *testing.T) {
+	logs := &logRecorder{}
+	prev := slog.Default()
+	slog.SetDefault(slog.New(logs))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	r, err := NewReflector(newScriptedLW(t), &recordingStore{}, Options[cmT]{})
+	require.NoError(t, err)
+	DefaultWatchErrorHandler(t.Context(), r, errInternal())
+	assert.Len(t, logs.Lines("WARN list/watch failed"), 1, "a nil Logger means slog.Default()")
+}
