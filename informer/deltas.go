@@ -124,7 +124,8 @@ func (s *SharedIndexInformer[T]) distributeUpdate(old, obj T) {
 //
 // A listed object the cache cannot index is left out of the swap as if it were
 // unchanged: a cached version stays (with no notification), an uncached one stays
-// absent. That is exactly what DeltaFIFO's per-object path does with it.
+// absent; of a key listed twice, the last copy that can be indexed is cached. That is
+// exactly what DeltaFIFO's per-object path does with them (see keepUnindexable).
 //
 // client-go: tools/cache/controller.go processReplacedAllInfo
 func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialList bool) error {
@@ -197,10 +198,18 @@ type replacement[T indexer.Object] struct {
 
 // keepUnindexable runs the cache's index functions on every listed object, marks the
 // ones that fail as rejected (logging each with its key), and returns the list to
-// swap in: the listed object, or for a rejected one the cached version, if any.
+// swap in. A rejected copy is left out as if it had not been listed, except that its
+// key is not deleted: when no copy of the key can be indexed, the cached version (if
+// any) is swapped in again.
+//
+// Invariant: the cache ends at the last copy of each key that was notified. Replace
+// keeps the last copy of a key listed twice, so appending the cached version for a
+// rejected copy after an accepted one would leave the cache behind the update the
+// handlers got. DeltaFIFO's per-object path gives the same result: each copy is
+// applied in turn, and a rejected one leaves the last good state.
 func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
 	indexers := s.indexer.GetIndexers()
-	objects := make([]T, 0, len(rs))
+	accepted := make(map[string]bool, len(rs))
 	for i := range rs {
 		r := &rs[i]
 		for name, fn := range indexers {
@@ -211,11 +220,19 @@ func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
 				break
 			}
 		}
+		if !r.rejected {
+			accepted[r.key] = true
+		}
+	}
+	objects := make([]T, 0, len(rs))
+	kept := make(map[string]bool)
+	for _, r := range rs {
 		switch {
 		case !r.rejected:
 			objects = append(objects, r.obj)
-		case r.existed:
+		case r.existed && !accepted[r.key] && !kept[r.key]:
 			objects = append(objects, r.old)
+			kept[r.key] = true
 		}
 	}
 	return objects
