@@ -55,7 +55,8 @@ type Options[T indexer.Object] struct {
 	// PageSize forces a LIST page size (0: the reflector's default rule).
 	PageSize int64
 	// BacklogWarning is the backlog at which a handler's listener first logs that it
-	// falls behind (then at 2×, 4×, …). 0 means 1024; negative disables the log.
+	// falls behind (then at 2×, 4×, …; once the backlog has drained, the next burst
+	// warns again from BacklogWarning). 0 means 1024; negative disables the log.
 	BacklogWarning int
 	// Logger receives the informer's, the reflector's and the listeners' logs:
 	// recovered handler panics, handlers falling behind, objects the cache rejected,

@@ -47,8 +47,9 @@ type listener[T indexer.Object] struct {
 	name   string
 	// wake has capacity 1: add leaves a token so a sleeping run wakes up.
 	wake chan struct{}
-	// done is closed when run has returned.
-	done chan struct{}
+	// firstWarning is the backlog of the first falling-behind warning (0 or
+	// negative: never). Immutable.
+	firstWarning int
 
 	mu sync.Mutex
 	// pending holds notifications not yet handed to the handler, in blocks drawn
@@ -59,7 +60,9 @@ type listener[T indexer.Object] struct {
 	// highWater is the largest backlog seen. Guarded by mu.
 	highWater int
 	// warnAt is the backlog size at which the next warning is logged; it doubles
-	// after each warning so a stuck handler logs O(log n) lines. Guarded by mu.
+	// after each warning so a stuck handler logs O(log n) lines, and returns to
+	// firstWarning when the backlog drains, so the next burst warns again.
+	// Guarded by mu.
 	warnAt int
 	// sync tracks whether this handler has seen the initial list. Guarded by mu.
 	sync syncTracker
@@ -81,7 +84,7 @@ func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logge
 		logger:                logger,
 		name:                  "handler",
 		wake:                  make(chan struct{}, 1),
-		done:                  make(chan struct{}),
+		firstWarning:          warnAt,
 		pending:               fifo.Queue[notification[T]]{Pool: blocks},
 		warnAt:                warnAt,
 		sync:                  newSyncTracker(),
@@ -130,11 +133,11 @@ func (l *listener[T]) add(n notification[T]) {
 
 // run calls the handler for each notification in order until close.
 //
-// Owner: the sharedProcessor (started by run or addListener); exits when close is
-// called, after the handler call in progress returns. Notifications still queued then
-// are dropped, as in client-go: the informer is stopping.
+// Owner: the sharedProcessor (started by run or addListener, counted in its wait
+// group); exits when close is called, after the handler call in progress returns.
+// Notifications still queued then are dropped, as in client-go: the informer is
+// stopping.
 func (l *listener[T]) run() {
-	defer close(l.done)
 	for {
 		l.mu.Lock()
 		var n notification[T]
@@ -142,10 +145,17 @@ func (l *listener[T]) run() {
 		if ok {
 			n = l.pending.Pop()
 		}
-		closed := l.closed
+		caughtUp := !ok && l.warnAt > l.firstWarning
+		if caughtUp {
+			l.warnAt = l.firstWarning
+		}
+		closed, highWater := l.closed, l.highWater
 		l.mu.Unlock()
 		if closed {
 			return
+		}
+		if caughtUp {
+			l.logger.Info("event handler caught up: its backlog is empty again", "highWater", highWater)
 		}
 		if !ok {
 			<-l.wake
