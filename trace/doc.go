@@ -55,7 +55,9 @@
 // With a tracer, every event is built and handed to each Sink synchronously, on the
 // stage's goroutine and sometimes under its lock (so that one stage's events arrive
 // in order). A Sink must be quick, safe for concurrent use, and must never call back
-// into the pipeline.
+// into the pipeline. A Sink that panics is contained: Emit recovers the panic, the
+// sink loses that event, the stage goes on, and the panic is logged through
+// slog.Default() (the 1st, 2nd, 4th, … one).
 //
 // # Reading a trace
 //

@@ -153,3 +153,20 @@ func TestARecorderWithMaxKeepsTheMostRecentEvents(t *testing.T) {
 	rec.Reset()
 	assert.Empty(t, rec.Events())
 }
+
+func TestAPanickingSinkLosesOnlyItsEventAndIsReported(t *testing.T) {
+	var logs bytes.Buffer
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(prev) })
+
+	var after []Kind
+	tr := New(func(Event) { panic("sink broke") }, func(e Event) { after = append(after, e.Kind) })
+	for range 5 {
+		require.NotPanics(t, func() { tr.Emit(Event{Stage: Listener, Kind: Buffered, Key: "ns/a"}) })
+	}
+	assert.Len(t, after, 5, "the sink after the panicking one gets every event")
+	assert.Equal(t, 3, strings.Count(logs.String(), "trace sink panicked"), "panics 1, 2 and 4 are logged: %s", logs.String())
+	assert.Contains(t, logs.String(), "sink broke")
+	assert.Contains(t, logs.String(), "key=ns/a")
+}

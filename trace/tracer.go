@@ -2,6 +2,8 @@ package trace
 
 import (
 	"fmt"
+	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -12,6 +14,9 @@ import (
 // Pitfall: a Sink must be fast and safe for concurrent use, and must never call back
 // into the pipeline (an Add to the workqueue from a Sink can deadlock). Record and
 // move on; print or ship elsewhere.
+//
+// A Sink that panics loses that event (for itself only) and the pipeline goes on:
+// Emit recovers the panic and reports it through slog.Default() (see Emit).
 type Sink func(Event)
 
 // Tracer hands each stage's events to its sinks. A nil *Tracer is the off switch:
@@ -23,6 +28,8 @@ type Sink func(Event)
 // Options); it is safe for concurrent use and is never modified after New.
 type Tracer struct {
 	sinks []Sink
+	// panics counts the sink panics recovered so far, to report 1, 2, 4, 8, … of them.
+	panics atomic.Int64
 }
 
 // New returns a Tracer that sends every event to each of sinks, in order. With no
@@ -42,7 +49,8 @@ func New(sinks ...Sink) *Tracer {
 
 // Emit stamps e with the current time (if e.Time is zero) and gives it to every sink.
 // Emit on a nil Tracer does nothing, but stages check for nil first so that they do
-// not even build the Event.
+// not even build the Event. A sink's panic never reaches the caller: it is recovered,
+// the other sinks still get the event, and it is logged through slog.Default().
 func (t *Tracer) Emit(e Event) {
 	if t == nil {
 		return
@@ -51,8 +59,34 @@ func (t *Tracer) Emit(e Event) {
 		e.Time = time.Now()
 	}
 	for _, s := range t.sinks {
-		s(e)
+		t.deliver(s, e)
 	}
+}
+
+// deliver calls one sink, containing a panic.
+//
+// Why: a stage emits on its own goroutine, often holding its lock (a listener's add,
+// a queue's Add). A panic escaping the sink would unwind through that stage — past a
+// handler's recover, or leaving a mutex locked — so one bad sink would stop the
+// informer or crash the process. Recovered here, it costs that sink that event.
+func (t *Tracer) deliver(s Sink, e Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.sinkPanicked(r, e)
+		}
+	}()
+	s(e)
+}
+
+// sinkPanicked reports a recovered sink panic through slog.Default(): the 1st, 2nd,
+// 4th, 8th, … one, so a sink that panics on every event logs O(log n) lines.
+func (t *Tracer) sinkPanicked(r any, e Event) {
+	n := t.panics.Add(1)
+	if n&(n-1) != 0 {
+		return
+	}
+	slog.Default().Error("trace sink panicked; it lost this event, the pipeline goes on",
+		"panicsSoFar", n, "stage", string(e.Stage), "kind", string(e.Kind), "key", e.Key, "panic", fmt.Sprint(r))
 }
 
 // Map reports that a handler turned key, an object of source (such as "deployments"),
