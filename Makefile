@@ -40,17 +40,17 @@ lint: check-go
 bench: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) bash hack/bench.sh
 
-## demo: the main job on the embedded local cluster, or on the cluster in $$KUBECONFIG
-demo: controlplane
-	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/demo
+## demo: the main job on the cluster in $$KUBECONFIG, or else on the embedded local cluster (built only then)
+demo: check-go
+	@bash hack/with-cluster.sh $(GO) run ./examples/demo
 
 ## lab: every question in docs/lab.md answered by an experiment on the embedded cluster (or $$KUBECONFIG); NAME="a b" runs some
-lab: controlplane
-	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/lab $(NAME)
+lab: check-go
+	@bash hack/with-cluster.sh $(GO) run ./examples/lab $(NAME)
 
 ## explore: the pipeline live in the browser — foo-controller traced, buttons for changes and faults; prints the URL (ADDR=127.0.0.1:8077)
-explore: controlplane
-	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077)
+explore: check-go
+	@bash hack/with-cluster.sh $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077)
 
 ## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG and PATH lines (its kubectl first), so eval "$$(make cluster)" works
 cluster: controlplane

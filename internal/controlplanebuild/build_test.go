@@ -19,8 +19,12 @@ import (
 // ("build sigs.k8s.io/kwok/cmd/kwok"), sleeps $FAKE_GO_SLEEP seconds if that is
 // $FAKE_GO_SLOW, fails with 50 lines of errors if it is $FAKE_GO_FAIL, and otherwise
 // writes an empty executable wherever `go build -o` points.
+//
+// `go run …` only appends "run <args> bin=$KUBEINTERNALS_CONTROLPLANE_BIN" to
+// $FAKE_GO_RUNS, for the Makefile's tests.
 const fakeGo = `#!/bin/sh
 if [ "$1" = version ]; then echo "go version go1.26.0 fake/amd64"; exit 0; fi
+if [ "$1" = run ]; then echo "$* bin=${KUBEINTERNALS_CONTROLPLANE_BIN:-}" >>"$FAKE_GO_RUNS"; exit 0; fi
 echo "go: downloading example.com/fake v1.0.0" >&2
 out=; prev=; last=
 for a in "$@"; do [ "$prev" = -o ] && out=$a; prev=$a; last=$a; done
