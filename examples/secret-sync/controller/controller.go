@@ -50,9 +50,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Stats counts what the controller has done since New. Syncs counts full syncs;
-// Creates, Updates and Deletes count the requests the syncs sent (an Update that
-// changed nothing on the server still counts).
+// Stats counts what the controller has done since New. Syncs counts full syncs.
+// Creates counts the copies created: POSTs that succeeded, one per "created copy" log
+// line. A POST that finds the copy already there is not a create; the PUT that follows
+// it is counted in Updates. Updates and Deletes count the PUT and DELETE requests the
+// syncs sent: a PUT that changed nothing on the server, a failed request, and a
+// DELETE of a copy already gone all count.
 type Stats struct {
 	Syncs, Creates, Updates, Deletes int64
 }

@@ -68,9 +68,9 @@ func (c *Controller) sync(ctx context.Context) error {
 // same resourceVersion, no watch event — so it does not wake the copies informer.
 func (c *Controller) put(ctx context.Context, cp *corev1.Secret) error {
 	err := c.core.Post().Namespace(cp.Namespace).Resource("secrets").Param("fieldManager", FieldManager).Body(cp).Do(ctx).Error()
-	c.creates.Add(1)
 	if !apierrors.IsAlreadyExists(err) {
 		if err == nil {
+			c.creates.Add(1)
 			c.log.Info("created copy", "secret", cp.Namespace+"/"+cp.Name)
 		}
 		return err
