@@ -47,14 +47,24 @@
 //   - Generic: SharedIndexInformer[T]; handlers receive T, never interface{}; a delete
 //     inferred by a relist carries a typed tombstone in a separate parameter, so the
 //     classic obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written.
-//   - Default queue: DeltaFIFO (the classic path most explanations describe);
-//     client-go 1.36 informers always use RealFIFO. Options.Queue selects RealFIFO;
-//     both pass the same test suite. docs/defaults.md has the full table.
+//   - Default queue: DeltaFIFO, and a paged LIST then WATCH (the classic path most
+//     explanations describe). client-go 1.36 informers always use RealFIFO (its
+//     InOrderInformers gate is GA and locked on) and watch-list by default (its
+//     WatchListClient gate is beta and on). Options.Queue = RealFIFOQueue and
+//     Options.WatchList = true select the same; both queues pass the same test suite,
+//     but handlers see the same events in the same order only with RealFIFO (DeltaFIFO
+//     groups an object's changes, and drops a delete of a key the cache does not
+//     hold). docs/defaults.md has the full table.
 //   - One goroutine per listener instead of three, and no channel hop per
 //     notification (listener.go); backlog high-water mark exposed (Registration.HighWater)
-//     and logged at 1024, 2048, … (client-go only logs slow handler calls).
+//     and logged at 1024, 2048, …. client-go logs no backlog; its processorListener.run
+//     logs a handler call over 100ms while more than 1024 notifications wait for that
+//     handler, which we do not time.
 //   - A panicking handler is recovered and logged with the object's key; client-go's
-//     default re-panics and crashes the process.
+//     default re-panics and crashes the process. A recovered initial add still counts
+//     as handled, so the registration can sync without that object handled.
+//   - Logs go to Options.Logger, slog.Default() when it is nil; client-go logs through
+//     klog.
 //   - WaitForCacheSync waits on channels (client-go polls every 100ms) and returns an
 //     error carrying the reflector's last list error; it returns at once on 401, 403
 //     or 404 (missing RBAC, missing CRD) instead of waiting for ctx;

@@ -20,12 +20,13 @@ func apiserverRestart() Scenario {
 	return Scenario{
 		Name:     "apiserver-restart",
 		Question: "The apiserver restarts: what does the reflector do, and at which resourceVersion does it relist?",
-		Why: "While the apiserver is down, each watch attempt is refused and the reflector backs off (800ms doubling, with jitter) and tries the same resourceVersion again. " +
-			"The restarted apiserver fills a new watch cache from etcd, whose window begins at the restart, so a watch from before it is too old: 410 Gone. " +
-			"The reflector then lists at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time. " +
+		Why: "While the apiserver is down, each watch attempt is refused and the reflector backs off (800ms doubling, with jitter) and tries the same resourceVersion again; a watch that reaches the new apiserver before its watch cache is filled gets 429 and is retried the same way. " +
+			"The new watch cache starts with one LIST from etcd, at etcd's current revision, and serves watches only from that revision on; which way the reflector resumes depends on whether its last resourceVersion is still in that window. " +
+			"etcd counts one revision for every write to any resource (a busy cluster renews Leases every few seconds), so usually something was written after the last event or bookmark the reflector saw: its resourceVersion is older than the new cache, the watch gets 410 Gone, and the reflector lists at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time. " +
+			"If nothing at all was written since, the new cache can serve that resourceVersion and the reflector simply watches again, without a LIST. " +
 			"With RBAC on, as on kind, a retry that lands while the new apiserver is still loading its authorization caches (it serves before it is ready) is refused with 403 Forbidden instead; the reflector relists in the same way.",
 		Read: []string{
-			"docs/03-reflector.md (W2, W8, L1) and docs/faq.md #3",
+			"docs/03-reflector.md (W2, W3, W8, L1) and docs/faq.md #3",
 			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
 			"reflector/backoff.go: backoff.Next (800ms doubling to 30s, jitter)",
 		},

@@ -25,7 +25,7 @@ func queuePerProcess() Scenario {
 			"Real controllers run several replicas with leader election (a Lease): one replica works, the others wait.",
 		Read: []string{
 			"docs/05-workqueue.md (what it is for) and docs/06-controller.md (the rules the pattern follows)",
-			"examples/foo-controller/controller/controller.go: New (its own factories and queue); examples/foo-controller/artifacts/deployment.yaml (replicas: 1 — no leader election)",
+			"examples/foo-controller/controller/controller.go: New (its own factory, informers and queue); examples/foo-controller/artifacts/deployment.yaml (replicas: 1 — no leader election)",
 			"examples/foo-controller/controller/sync.go: Controller.sync (the AlreadyExists pitfall)",
 		},
 		Run: runQueuePerProcess,

@@ -25,9 +25,9 @@ func slowHandler() Scenario {
 		Question: "A slow handler and a fast one on the same informer: is the fast one delayed?",
 		Why: "No: the informer's processing loop appends each notification to every handler's own unbounded buffer and returns; each handler has its own goroutine draining it. " +
 			"A slow handler delays only itself — its backlog grows in memory instead (Registration.Backlog and HighWater, and a warning at Options.BacklogWarning, then at each doubling); " +
-			"client-go makes the same trade (a growing ring buffer per processorListener) and logs only a handler call over 100ms while more than 1024 notifications wait.",
+			"client-go makes the same trade (a growing ring buffer per processorListener) but logs no backlog; it has two slow-call logs instead: processorListener.run logs a handler call over 100ms while more than 1024 notifications wait for that handler, and the queue (DeltaFIFO.Pop, RealFIFO.Pop and PopBatch) logs a processing call over 100ms while more than 10 items are queued — the one log we keep, in deltafifo/pop.go.",
 		Read: []string{
-			"docs/04-informer.md (Walk through the code) and docs/faq.md #7",
+			"docs/04-informer.md (Walk through the code) and docs/faq.md #2, #7",
 			"informer/processor.go: sharedProcessor.distribute; informer/listener.go: listener.add, listener.run",
 			"informer/registration.go: Registration.Backlog, Registration.HighWater",
 		},

@@ -91,9 +91,10 @@ type Controller struct {
 	ran bool       // Run has been called; guarded by mu
 }
 
-// New builds the controller: two informer factories (Foo is a custom resource, served
-// only as JSON; Deployments come as protobuf), their event handlers, the rate-limited
-// queue, and the REST clients for writes. It starts nothing: call Run.
+// New builds the controller: one informer factory with a Foo informer (a custom
+// resource, served only as JSON) and a Deployment informer (protobuf), their event
+// handlers, the rate-limited queue, and the REST clients for writes. It starts nothing:
+// call Run.
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if cfg == nil {
 		return nil, errors.New("controller: nil *rest.Config")

@@ -23,6 +23,10 @@
 //     a cached object (newDeployment builds a fresh one, the status update a DeepCopy).
 //   - Every key Get returns is Done exactly once; it is Forgotten on success and on a
 //     permanent error (ErrInvalidSpec), and re-added with backoff on any other error.
+//   - Workers start only after the handlers have seen the initial lists (Run waits on
+//     the handler registrations, not the informers), so every existing Foo is already
+//     queued. The one exception is a handler that panicked on an initial add: the
+//     listener recovers it and still counts the add as handled.
 //   - A Controller runs once. Run returns only after every goroutine it started has
 //     exited: workers first (the queue drained), then the informers.
 //
