@@ -225,14 +225,12 @@ func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
 		}
 	}
 	objects := make([]T, 0, len(rs))
-	kept := make(map[string]bool)
 	for _, r := range rs {
 		switch {
 		case !r.rejected:
 			objects = append(objects, r.obj)
-		case r.existed && !accepted[r.key] && !kept[r.key]:
-			objects = append(objects, r.old)
-			kept[r.key] = true
+		case r.existed && !accepted[r.key]:
+			objects = append(objects, r.old) // twice for a key listed twice: harmless
 		}
 	}
 	return objects
