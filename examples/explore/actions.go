@@ -95,7 +95,10 @@ func (a action) validate(in args) error {
 	if a.Needs("handler") && in.Handler != controller.FooHandler && in.Handler != controller.DeploymentHandler {
 		problems = append(problems, fmt.Sprintf("handler %q must be %s or %s", in.Handler, controller.FooHandler, controller.DeploymentHandler))
 	}
-	if a.Needs("delayMs") && (in.DelayMS == nil || *in.DelayMS < 0 || time.Duration(*in.DelayMS)*time.Millisecond > maxDelay) {
+	// Pitfall: compare the integer, not time.Duration(delayMs)*time.Millisecond — the
+	// product overflows int64 nanoseconds past 9223372036854 ms and wraps, to a negative
+	// or a small positive duration that would pass a check on the Duration.
+	if a.Needs("delayMs") && (in.DelayMS == nil || *in.DelayMS < 0 || int64(*in.DelayMS) > maxDelay.Milliseconds()) {
 		problems = append(problems, fmt.Sprintf("delayMs must be given, from 0 to %d", maxDelay.Milliseconds()))
 	}
 	if len(problems) > 0 {

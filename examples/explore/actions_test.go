@@ -64,6 +64,12 @@ func TestBadInputIsAClear4xxAndActsOnNothing(t *testing.T) {
 		{"an unknown handler", "slow-handler", `{"handler":"nope","delayMs":1}`, 400, `handler "nope"`},
 		{"a delay too long", "slow-handler", `{"handler":"enqueueFoo","delayMs":6000}`, 400, "delayMs"},
 		{"a missing delay", "slow-handler", `{"handler":"enqueueFoo"}`, 400, "delayMs must be given"},
+		// Why these three: delayMs × 1ms overflows time.Duration (int64 nanoseconds)
+		// past 9223372036854 ms, and the product wraps.
+		{"a delay whose nanoseconds wrap negative", "slow-handler", `{"handler":"enqueueFoo","delayMs":9223372036855}`, 400, "delayMs must be given, from 0 to 5000"},
+		{"a delay whose nanoseconds wrap to a small positive duration", "slow-handler", `{"handler":"enqueueFoo","delayMs":18446744073710}`, 400, "delayMs must be given, from 0 to 5000"},
+		{"the largest int as a delay", "slow-handler", `{"handler":"enqueueFoo","delayMs":9223372036854775807}`, 400, "delayMs must be given, from 0 to 5000"},
+		{"a delay past the largest int", "slow-handler", `{"handler":"enqueueFoo","delayMs":9223372036854775808}`, 400, "delayMs"},
 		{"an unknown field", "create-foo", `{"name":"demo","replicas":1,"image":"x"}`, 400, "unknown field"},
 		{"a body that is not JSON", "create-foo", `name=demo`, 400, "JSON"},
 		{"two JSON objects", "touch-foo", `{"name":"a"}{"name":"b"}`, 400, "nothing after it"},
@@ -94,6 +100,9 @@ func TestOnlyThePageItselfCanAct(t *testing.T) {
 		{"with a wrong token", func(r *http.Request) { r.Header.Set(tokenHeader, "0000") }, 403, tokenHeader},
 		{"from another origin", func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") }, 403, "cross-origin"},
 		{"without an Origin", func(r *http.Request) { r.Header.Del("Origin") }, 403, "cross-origin"},
+		{"from a page of another site", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") }, 403, "Sec-Fetch-Site"},
+		{"from another port of localhost (the same site)", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "same-site") }, 403, "Sec-Fetch-Site"},
+		{"that no page made (Sec-Fetch-Site: none)", func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "none") }, 403, "Sec-Fetch-Site"},
 		{"as a form post", func(r *http.Request) { r.Header.Set("Content-Type", "application/x-www-form-urlencoded") }, 415, "JSON"},
 		{"to a rebound host name", func(r *http.Request) { r.Host = "evil.example:80" }, 403, "unexpected Host"},
 		{"as a GET", func(r *http.Request) { r.Method = http.MethodGet }, 405, "POST"},
@@ -116,6 +125,10 @@ func TestOnlyThePageItselfCanAct(t *testing.T) {
 			assert.Equal(t, http.StatusForbidden, code, path)
 			assert.Contains(t, message(t, body), "unexpected Host")
 		}
+	})
+	t.Run("a client that sends no fetch metadata (curl, the integration test) acts with Origin and the token", func(t *testing.T) {
+		code, body := ts.post(t, "cut-watch", `{}`, func(r *http.Request) { r.Header.Del("Sec-Fetch-Site") })
+		assert.Equal(t, http.StatusOK, code, body)
 	})
 	t.Run("localhost is this server too", func(t *testing.T) {
 		code, body := ts.post(t, "cut-watch", `{}`, func(r *http.Request) {

@@ -64,6 +64,7 @@ func actions() []action {
 			Expect: "Every call of that handler now sleeps first. Its backlog grows under a burst (scale a Foo a few times) while the other handler keeps up: each handler has its own buffer and goroutine. 0 turns it off.",
 			Lab:    "slow-handler", Chapter: "docs/04-informer.md#the-goroutines-of-one-running-informer",
 			run: func(_ context.Context, w world, a args) (string, error) {
+				// Invariant: validate bounded delayMs to 0–5000, so the product cannot overflow.
 				d := time.Duration(*a.DelayMS) * time.Millisecond
 				w.SlowHandler(a.Handler, d)
 				if d == 0 {
