@@ -45,6 +45,11 @@ type counters struct {
 // that every box on the Foo's way counted it and that the journey lights them in
 // order, takes the screenshot, presses "Cut the watch" and checks the reflector box
 // shows the new watch.
+//
+// Why it matters to server.go's checks: these are the only requests with a real
+// browser's Sec-Fetch-Site and Origin — a navigation (none), the EventSource, the
+// journey fetches and the actions' POSTs (same-origin) — so a check that refused the
+// page's own requests fails here.
 func testInBrowser(t *testing.T, x *explorer) {
 	b := browser.ForTest(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)

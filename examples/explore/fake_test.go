@@ -100,6 +100,7 @@ func (ts *testServer) post(t testing.TB, action, body string, change ...func(*ht
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", ts.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
 	req.Header.Set(tokenHeader, ts.token)
 	for _, c := range change {
 		c(req)

@@ -22,12 +22,22 @@ const tokenHeader = "X-Explore-Token"
 
 // server serves the page, its event stream and its actions.
 //
-// Security, for a page that can cut connections and restart an apiserver:
+// Security, for a page that can cut connections and restart an apiserver. What it
+// defends against is a hostile page in the user's browser; all of it is in handler,
+// checkSite and checkAction:
 //   - it listens on loopback only (listen refuses other addresses);
 //   - every request must name this server in its Host header, which defeats DNS
 //     rebinding (a hostile name resolved to 127.0.0.1 still sends its own Host);
-//   - an action must be a POST of JSON from this page's origin (Origin header) and
-//     carry the token the page was served with, which no other origin can read.
+//   - no request may come from another site or origin, as the browser reports it in
+//     Sec-Fetch-Site and Origin (checkSite), GETs included: the stream and the journeys
+//     are for this page only;
+//   - an action must be a POST of JSON from this page's origin (Origin header), made by
+//     a page (Sec-Fetch-Site, when sent, is same-origin), carrying the token the page
+//     was served with, which no other origin can read.
+//
+// Pitfall: none of this stops a local process. It can GET the page, read the token and
+// send any Host, Origin and Sec-Fetch-Site it likes; the README's Safety section says
+// why that is out of scope.
 type server struct {
 	hub     *hub
 	world   world
@@ -74,6 +84,9 @@ func (s *server) handler() http.Handler {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("unexpected Host %q: this explorer answers only to http://%s", r.Host, s.hosts[0]))
 			return
 		}
+		if !checkSite(w, r) {
+			return
+		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("X-Frame-Options", "DENY")
 		mux.ServeHTTP(w, r)
@@ -103,15 +116,55 @@ func (s *server) servePage(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
+// checkSite refuses, with 403 and the reason, a request a browser made for a page of
+// another site or origin; it reports whether the request may go on. r.Host has been
+// checked: it names this server.
+//
+// It reads what the browser says and a page cannot forge:
+//   - Sec-Fetch-Site must be same-origin, or none (the user typed the address or
+//     opened a bookmark). cross-site and same-site are refused — Pitfall: another port
+//     of localhost is the same site, so same-site is no safer than cross-site here.
+//   - Origin, when sent, must be this server's own.
+//
+// A client that sends neither (curl, a script, an old browser) passes: these headers
+// tell a browser's requests apart, they do not authenticate anyone.
+//
+// Why one exception, a top-level navigation to the page (a link to it on another
+// site): the browser shows the page in its own tab, as this origin, and the linking
+// page can read none of it; X-Frame-Options stops it being framed. Every other
+// cross-site request — a fetch, a script tag, a frame, a link to /events — is refused.
+func checkSite(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	switch site := r.Header.Get("Sec-Fetch-Site"); {
+	case site != "" && site != "same-origin" && site != "none" && !pageNavigation(r):
+		httpError(w, http.StatusForbidden, fmt.Sprintf("request from another site refused: Sec-Fetch-Site is %q; the explorer answers only its own page at http://%s/", site, r.Host))
+	case origin != "" && origin != "http://"+r.Host:
+		httpError(w, http.StatusForbidden, fmt.Sprintf("cross-origin request refused: Origin %q is not this page's", origin))
+	default:
+		return true
+	}
+	return false
+}
+
+// pageNavigation reports whether r is the browser opening the page itself in a tab.
+func pageNavigation(r *http.Request) bool {
+	return r.Method == http.MethodGet && r.URL.Path == "/" &&
+		r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document"
+}
+
 // checkAction refuses a request that is not this page's own action call, writing the
 // error; it reports whether the request may go on.
 func (s *server) checkAction(w http.ResponseWriter, r *http.Request) bool {
-	switch {
+	switch site := r.Header.Get("Sec-Fetch-Site"); {
 	case r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
 		httpError(w, http.StatusMethodNotAllowed, "actions are POST requests")
 	case r.Header.Get("Origin") != "http://"+r.Host:
 		httpError(w, http.StatusForbidden, fmt.Sprintf("cross-origin action refused: Origin %q is not this page's", r.Header.Get("Origin")))
+	// Why stricter than checkSite: the page's fetch sends same-origin; none would be a
+	// request the user made without a page (a bookmarklet), which no button does.
+	case site != "" && site != "same-origin":
+		httpError(w, http.StatusForbidden, fmt.Sprintf("action refused: Sec-Fetch-Site is %q; actions come only from the explorer's own page", site))
 	case subtle.ConstantTimeCompare([]byte(r.Header.Get(tokenHeader)), []byte(s.token)) != 1:
 		httpError(w, http.StatusForbidden, "missing or wrong "+tokenHeader+": actions come only from the explorer's own page")
 	case r.Header.Get("Content-Type") != "application/json":
