@@ -33,8 +33,13 @@ type cacheSize struct {
 // pipeline's goroutines, sometimes under their locks (see trace.Sink). A stream that
 // falls behind loses the oldest events (it is told how many), never slows the pipeline.
 type hub struct {
+	// layout and caches are set by newHub and only read after: no lock.
 	layout layout
 	caches func() map[string]cacheSize // nil: no cache sizes
+	// afterChunk, when set, runs each time journey has copied a chunk of the ring and
+	// released mu. Tests set it before their first journey, to act mid-walk; nil in the
+	// explorer. Only read after it is set: no lock.
+	afterChunk func()
 
 	mu sync.Mutex
 	// ring holds the last len(ring) events; the event numbered seq is at
@@ -98,6 +103,12 @@ type numbered struct {
 // since returns up to limit events numbered after seq, oldest first, and how many
 // events after seq have already left the ring (missed).
 func (h *hub) since(seq uint64, limit int) (events []numbered, missed uint64) {
+	return h.appendSince(nil, seq, limit)
+}
+
+// appendSince is since, appending the events to dst. It holds mu for the copy of at
+// most limit events: O(limit), whatever the ring's size.
+func (h *hub) appendSince(dst []numbered, seq uint64, limit int) (events []numbered, missed uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	oldest := h.oldestLocked()
@@ -105,7 +116,11 @@ func (h *hub) since(seq uint64, limit int) (events []numbered, missed uint64) {
 		missed = oldest - (seq + 1)
 		seq = oldest - 1
 	}
-	for n := seq + 1; n <= h.last && len(events) < limit; n++ {
+	if seq < h.last {
+		dst = slices.Grow(dst, int(min(uint64(limit), h.last-seq)))
+	}
+	events = dst
+	for n := seq + 1; n <= h.last && len(events)-len(dst) < limit; n++ {
 		events = append(events, numbered{Seq: n, Event: h.ring[(n-1)%uint64(len(h.ring))]})
 	}
 	return events, missed
@@ -147,21 +162,49 @@ func (h *hub) snapshot() snapshot {
 	return s
 }
 
+// journeyChunk is how many events journey copies out of the ring per hold of mu.
+//
+// Why chunks: a journey examines every kept event (ringSize, 20,000), and the page
+// asks for one every 300ms while it follows a key. Walked under mu, the ring would
+// stall Record — the pipeline's own goroutines — for the whole walk; copied a chunk
+// at a time, mu is held for O(journeyChunk) and the journey's memory is one chunk.
+const journeyChunk = 1024
+
 // journey is every kept event about key, following the keys it caused work for
 // (trace.Journey's rule), with the boxes they light up in the order they were first
-// reached. It walks the ring in place, under mu, copying only the journey's events.
+// reached. It reads the ring as far as the newest event when it began, one chunk per
+// hold of mu (appendSince), and follows the key outside mu: Record runs between
+// chunks, and the events it records meanwhile are not part of this journey.
+//
+// Pitfall: a burst that wraps the ring while the walk is between chunks takes the
+// events it overwrote out of the journey, as out of any journey after it. The walk
+// resumes where the ring now starts (appendSince skips what left), so it never reads a
+// slot's newer event as the older one it replaced.
 func (h *hub) journey(key string) (events []numbered, boxes []string) {
 	f := trace.NewFollower(key)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for n := h.oldestLocked(); n <= h.last; n++ {
-		e := h.ring[(n-1)%uint64(len(h.ring))]
-		if !f.Next(e) {
-			continue
+	end := h.newest()
+	var chunk []numbered // reused: one chunk's memory for the whole walk
+	for seq := uint64(0); seq < end; seq = chunk[len(chunk)-1].Seq {
+		chunk, _ = h.appendSince(chunk[:0], seq, journeyChunk)
+		if h.afterChunk != nil {
+			h.afterChunk()
 		}
-		events = append(events, numbered{Seq: n, Event: e})
-		if b := boxOf(e); b != "" && !slices.Contains(boxes, b) {
-			boxes = append(boxes, b)
+		// Invariant: chunk is not empty, since the ring's newest is at least end > seq;
+		// the check keeps a broken invariant from looping forever.
+		if len(chunk) == 0 {
+			break
+		}
+		for _, n := range chunk {
+			if n.Seq > end {
+				return events, boxes
+			}
+			if !f.Next(n.Event) {
+				continue
+			}
+			events = append(events, n)
+			if b := boxOf(n.Event); b != "" && !slices.Contains(boxes, b) {
+				boxes = append(boxes, b)
+			}
 		}
 	}
 	return events, boxes

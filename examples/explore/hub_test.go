@@ -165,3 +165,71 @@ func TestJourneyLightsTheBoxesInOrder(t *testing.T) {
 		assert.Empty(t, boxes)
 	})
 }
+
+func TestJourneyHoldsTheLockOnlyToCopyAChunk(t *testing.T) {
+	// demoEvery: one event in demoEvery is about the followed key.
+	const demoEvery = 100
+	fill := func(h *hub, n int) {
+		for i := range n {
+			key := "explore/other"
+			if i%demoEvery == 0 {
+				key = "explore/demo"
+			}
+			h.Record(at(i, added(key)))
+		}
+	}
+	// free reports whether mu is free, taking it for no longer than the check.
+	free := func(h *hub) bool {
+		if !h.mu.TryLock() {
+			return false
+		}
+		h.mu.Unlock()
+		return true
+	}
+
+	t.Run("Record runs between the chunks of a journey, and the journey is the one a quiet ring gives", func(t *testing.T) {
+		h := newHub(layout{}, 3*journeyChunk, nil)
+		fill(h, 3*journeyChunk)
+		want, wantBoxes := h.journey("explore/demo")
+		require.Len(t, want, (3*journeyChunk+demoEvery-1)/demoEvery)
+
+		var chunks, held int
+		h.afterChunk = func() {
+			chunks++
+			if !free(h) {
+				held++
+				return
+			}
+			// The pipeline goes on mid-walk: an event about the followed key itself.
+			h.Record(added("explore/demo"))
+		}
+		got, gotBoxes := h.journey("explore/demo")
+		assert.Equal(t, 3, chunks, "a ring of three chunks is read in three")
+		assert.Zero(t, held, "mu was free each time a chunk had been copied")
+		assert.Equal(t, uint64(3*journeyChunk+3), h.newest(), "a Record ran after each chunk")
+		assert.Equal(t, want, got, "the walk ends at the newest event when it began: the events recorded meanwhile are not in it")
+		assert.Equal(t, wantBoxes, gotBoxes)
+	})
+	t.Run("events that leave the ring during the walk are left out, never read from the slot that now holds a newer one", func(t *testing.T) {
+		h := newHub(layout{}, 2*journeyChunk, nil)
+		fill(h, 2*journeyChunk)
+		first := true
+		h.afterChunk = func() {
+			if !first || !free(h) {
+				return
+			}
+			first = false
+			// A burst replaces the whole ring while the journey reads its first chunk.
+			for range 2 * journeyChunk {
+				h.Record(added("explore/other"))
+			}
+		}
+		got, boxes := h.journey("explore/demo")
+		require.Len(t, got, (journeyChunk+demoEvery-1)/demoEvery, "only the first chunk's events about the key")
+		for _, e := range got {
+			assert.LessOrEqual(t, e.Seq, uint64(journeyChunk))
+			assert.Equal(t, "explore/demo", e.Key)
+		}
+		assert.Equal(t, []string{"workqueue"}, boxes)
+	})
+}
