@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,24 +65,17 @@ func TestARelistWithAKeyTwiceEndsWhereTheHandlersWereToldItIs(t *testing.T) {
 					running(t, inf)
 					synctest.Wait()
 
-					outage := fakeapi.StatusError(500, "etcd is down")
-					src.FailLists(outage)
-					src.FailWatches(outage)
-					src.CloseWatches()
-					synctest.Wait()
-					flip = flip.DeepCopy()
-					flip.Data = c.first
-					flip = src.Update(flip)
-					dup := flip.DeepCopy()
-					dup.Data = c.second
-					dup.ResourceVersion += "-dup"
-					src.mu.Lock()
-					src.extra = []*corev1.ConfigMap{dup}
-					src.mu.Unlock()
-					src.FailLists(nil)
-					src.FailWatches(nil)
-					time.Sleep(time.Minute) // fake time: past any backoff
-					synctest.Wait()
+					changeWhileDown(src.Server, func() {
+						flip = flip.DeepCopy()
+						flip.Data = c.first
+						flip = src.Update(flip)
+						dup := flip.DeepCopy()
+						dup.Data = c.second
+						dup.ResourceVersion += "-dup"
+						src.mu.Lock()
+						src.extra = []*corev1.ConfigMap{dup}
+						src.mu.Unlock()
+					})
 
 					cached, ok, err := inf.Indexer().GetByKey("ns/flip")
 					require.NoError(t, err)

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -129,3 +131,19 @@ func (l *logBuffer) String() string {
 }
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+// changeWhileDown takes src's watch down (lists and watches fail, open watches close),
+// runs change, then brings it back and lets fake time pass any backoff: the informer
+// sees the changes only through a relist. Call it inside a synctest bubble.
+func changeWhileDown(src *fakeapi.Server[*corev1.ConfigMap], change func()) {
+	outage := fakeapi.StatusError(500, "etcd is down")
+	src.FailLists(outage)
+	src.FailWatches(outage)
+	src.CloseWatches()
+	synctest.Wait()
+	change()
+	src.FailLists(nil)
+	src.FailWatches(nil)
+	time.Sleep(time.Minute) // fake time: past any backoff
+	synctest.Wait()
+}

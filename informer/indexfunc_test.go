@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,20 +70,12 @@ func TestAnObjectWhoseIndexFuncFailsIsTheOnlyOneLost(t *testing.T) {
 				running(t, inf)
 				synctest.Wait()
 
-				// Take the watch down so that the next changes are seen only by a relist.
-				outage := fakeapi.StatusError(500, "etcd is down")
-				src.FailLists(outage)
-				src.FailWatches(outage)
-				src.CloseWatches()
-				synctest.Wait()
-				flip = flip.DeepCopy() // the server's object is the one the cache holds
-				flip.Data = map[string]string{"bad": "yes"}
-				src.Update(flip)
-				src.Create(cm("new", "color", "green"))
-				src.FailLists(nil)
-				src.FailWatches(nil)
-				time.Sleep(time.Minute) // fake time: past any backoff
-				synctest.Wait()
+				changeWhileDown(src, func() {
+					flip = flip.DeepCopy() // the server's object is the one the cache holds
+					flip.Data = map[string]string{"bad": "yes"}
+					src.Update(flip)
+					src.Create(cm("new", "color", "green"))
+				})
 
 				assert.ElementsMatch(t, []string{"ns/flip", "ns/b", "ns/new"}, inf.Indexer().ListKeys())
 				cached, ok, err := inf.Indexer().GetByKey("ns/flip")

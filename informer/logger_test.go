@@ -25,41 +25,37 @@ func useDefaultLogger(t *testing.T) *logBuffer {
 	return logs
 }
 
+// A nil Logger means slog.Default(), so a recovered handler panic is seen; silence
+// is a choice made by passing a discarding logger.
 func TestWithoutALoggerARecoveredPanicIsLoggedToSlogDefault(t *testing.T) {
+	discard := slog.New(slog.DiscardHandler)
 	for _, q := range queueKinds {
-		t.Run("with "+q.name, func(t *testing.T) {
-			logs := useDefaultLogger(t)
-			synctest.Test(t, func(t *testing.T) {
-				src := fakeapi.New[*corev1.ConfigMap]()
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
-				_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
-					AddFunc: func(*corev1.ConfigMap, bool) { panic("boom") },
+		for _, c := range []struct {
+			name    string
+			logger  *slog.Logger
+			wantLog bool
+		}{{"no logger: slog.Default()", nil, true}, {"a discarding logger, by choice", discard, false}} {
+			t.Run(q.name+"/"+c.name, func(t *testing.T) {
+				logs := useDefaultLogger(t)
+				synctest.Test(t, func(t *testing.T) {
+					src := fakeapi.New[*corev1.ConfigMap]()
+					inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{Logger: c.logger})
+					_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
+						AddFunc: func(*corev1.ConfigMap, bool) { panic("boom") },
+					})
+					require.NoError(t, err)
+					running(t, inf)
+					synctest.Wait()
+					src.Create(cm("bad"))
+					synctest.Wait()
 				})
-				require.NoError(t, err)
-				running(t, inf)
-				synctest.Wait()
-				src.Create(cm("bad"))
-				synctest.Wait()
+				if !c.wantLog {
+					assert.NotContains(t, logs.String(), "boom")
+					return
+				}
+				assert.Contains(t, logs.String(), "boom")
+				assert.Contains(t, logs.String(), "key=ns/bad")
 			})
-			assert.Contains(t, logs.String(), "boom", "a nil Logger means slog.Default(), so the recovered panic is seen")
-			assert.Contains(t, logs.String(), "key=ns/bad")
-		})
+		}
 	}
-}
-
-func TestADiscardingLoggerIsAnExplicitChoice(t *testing.T) {
-	logs := useDefaultLogger(t)
-	synctest.Test(t, func(t *testing.T) {
-		src := fakeapi.New[*corev1.ConfigMap]()
-		inf := newInformer(informer.RealFIFOQueue, src, informer.Options[*corev1.ConfigMap]{Logger: slog.New(slog.DiscardHandler)})
-		_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
-			AddFunc: func(*corev1.ConfigMap, bool) { panic("boom") },
-		})
-		require.NoError(t, err)
-		running(t, inf)
-		synctest.Wait()
-		src.Create(cm("bad"))
-		synctest.Wait()
-	})
-	assert.NotContains(t, logs.String(), "boom")
 }
