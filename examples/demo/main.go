@@ -27,6 +27,9 @@ func main() {
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// Why: a component given no Logger logs through slog.Default(); this way its lines
+	// read like the rest of this program's.
+	slog.SetDefault(log)
 	if err := run(ctx, log); err != nil {
 		log.Error("demo failed", "err", err)
 		stop()

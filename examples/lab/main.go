@@ -53,6 +53,9 @@ func main() {
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// Why: a component given no Logger logs through slog.Default(); this way its lines
+	// read like the rest of this program's.
+	slog.SetDefault(log)
 	lab, cleanup, err := startLab(ctx, log)
 	if err != nil {
 		log.Error("starting the lab", "err", err)
