@@ -7,12 +7,19 @@
 //
 // It is a model of the API server's observable contract, not of its implementation:
 // one global, increasing resource version; a watch from RV "" or "0" starts at the
-// current RV without replaying history.
+// current RV without replaying history; a watch-list (sendInitialEvents=true with
+// resourceVersionMatch=NotOlderThan) sends one ADDED per object of the current
+// state, in key order, then a bookmark annotated k8s.io/initial-events-end at the
+// current RV, then the changes after it. Set WatchListUnsupported to play a client
+// that declares it cannot serve that (client-go's fake clientsets do).
 package fakeapi
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -42,6 +49,24 @@ type Server[T indexer.Object] struct {
 	listErr, watchErr error
 	// Lists and Watches count the requests served, with their options. Guarded by mu.
 	lists, watchCalls []metav1.ListOptions
+	// watchListUnsupported: see SetWatchListUnsupported. Guarded by mu.
+	watchListUnsupported bool
+}
+
+// SetWatchListUnsupported makes the server declare, through
+// IsWatchListSemanticsUnSupported, that it cannot serve a watch-list, so a reflector
+// over it lists; a watch with sendInitialEvents then gets 400 Bad Request.
+func (s *Server[T]) SetWatchListUnsupported(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watchListUnsupported = v
+}
+
+// IsWatchListSemanticsUnSupported implements reflector.WatchListUnsupporter.
+func (s *Server[T]) IsWatchListSemanticsUnSupported() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watchListUnsupported
 }
 
 // New returns an empty server at resource version 1.
@@ -175,6 +200,10 @@ func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflect
 	if s.watchErr != nil {
 		return nil, s.watchErr
 	}
+	watchList := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if watchList {
+		return s.watchListLocked(ctx, opts)
+	}
 	from := s.rv
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
 		rv, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
@@ -192,6 +221,43 @@ func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflect
 			w.send(e.ev)
 		}
 	}
+	return s.openLocked(ctx, w), nil
+}
+
+// watchListLocked serves a watch with sendInitialEvents=true: the current state as
+// ADDED events, in key order, then the end bookmark, then live changes. Like the
+// apiserver it requires resourceVersionMatch=NotOlderThan and bookmarks, and serves
+// the newest state whatever (valid) RV is asked for.
+func (s *Server[T]) watchListLocked(ctx context.Context, opts metav1.ListOptions) (reflector.Watch[T], error) {
+	if s.watchListUnsupported {
+		return nil, apierrors.NewBadRequest("sendInitialEvents is not supported by this server")
+	}
+	if opts.ResourceVersionMatch != metav1.ResourceVersionMatchNotOlderThan || !opts.AllowWatchBookmarks {
+		return nil, apierrors.NewBadRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan and allowWatchBookmarks=true")
+	}
+	if opts.ResourceVersion != "" {
+		rv, err := strconv.ParseInt(opts.ResourceVersion, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest("invalid resourceVersion " + strconv.Quote(opts.ResourceVersion))
+		}
+		if rv > s.rv {
+			return nil, apierrors.NewTimeoutError("Too large resource version: "+opts.ResourceVersion, 1)
+		}
+	}
+	keys := slices.Sorted(maps.Keys(s.objects))
+	w := newStream[T]()
+	for _, k := range keys {
+		w.send(reflector.Event[T]{Type: watch.Added, Object: s.objects[k]})
+	}
+	end := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	end.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+	end.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+	w.send(reflector.Event[T]{Type: watch.Bookmark, Object: end})
+	return s.openLocked(ctx, w), nil
+}
+
+// openLocked registers w for live changes and ties it to ctx.
+func (s *Server[T]) openLocked(ctx context.Context, w *stream[T]) *stream[T] {
 	s.watches[w] = struct{}{}
 	// Owner: this watch. Exits when ctx ends or the watch is stopped or closed.
 	go func() {
@@ -201,7 +267,7 @@ func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflect
 		case <-w.stopped:
 		}
 	}()
-	return w, nil
+	return w
 }
 
 type logEntry[T any] struct {

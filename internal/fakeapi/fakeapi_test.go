@@ -71,3 +71,34 @@ func TestServerListsAndWatchesLikeTheAPIServerContract(t *testing.T) {
 		assert.False(t, ok)
 	})
 }
+
+func TestAWatchListSendsTheStateThenTheEndBookmarkThenLiveChanges(t *testing.T) {
+	ctx := context.Background()
+	s := fakeapi.New[*corev1.ConfigMap]()
+	s.Create(cm("b"))
+	s.Create(cm("a"))
+	yes := true
+	opts := metav1.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}
+	w, err := s.Watch(ctx, opts)
+	require.NoError(t, err)
+	defer w.Stop()
+	c := s.Create(cm("c"))
+	var got []string
+	for range 4 {
+		ev := <-w.ResultChan()
+		got = append(got, string(ev.Type)+" "+ev.Object.Name+"@"+ev.Object.ResourceVersion+" "+ev.Object.Annotations[metav1.InitialEventsAnnotationKey])
+	}
+	assert.Equal(t, []string{"ADDED a@3 ", "ADDED b@2 ", "BOOKMARK @3 true", "ADDED c@" + c.ResourceVersion + " "}, got)
+
+	t.Run("a watch-list without resourceVersionMatch=NotOlderThan is a bad request, as on the apiserver", func(t *testing.T) {
+		_, err := s.Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes, AllowWatchBookmarks: true})
+		assert.True(t, apierrors.IsBadRequest(err), "got %v", err)
+	})
+	t.Run("a server that declares watch-list unsupported says so and refuses it", func(t *testing.T) {
+		assert.False(t, s.IsWatchListSemanticsUnSupported())
+		s.SetWatchListUnsupported(true)
+		assert.True(t, s.IsWatchListSemanticsUnSupported())
+		_, err := s.Watch(ctx, opts)
+		assert.True(t, apierrors.IsBadRequest(err), "got %v", err)
+	})
+}
