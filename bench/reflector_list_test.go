@@ -124,7 +124,7 @@ func benchmarkReflectorList[E any, T interface {
 		}
 		sidebyside.Loop(b, func() {
 			store := oursSignalStore[T]{indexer.New(indexer.Options[T]{}), &replaceSignal{replaced: make(chan struct{})}}
-			r, err := reflector.NewReflector[T](lw, store, reflector.Options[T]{PageSize: listPageSize})
+			r, err := reflector.NewReflector[T](lw, store, reflector.Options[T]{InitialList: reflector.PagedList, PageSize: listPageSize})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -36,13 +36,16 @@ func oursSource[E any, T interface {
 		WatchFunc: func(context.Context, metav1.ListOptions) (reflector.Watch[T], error) {
 			return chanWatch[T]{ch: events}, nil
 		},
+		// The events channel carries no watch-list: both sides LIST then WATCH
+		// (clientGoSource declares the same).
+		WatchListUnsupported: true,
 	}
 }
 
 // clientGoSource lists what list returns (a list object built once by the caller:
 // client-go's reflector copies the items out of it itself, meta.ExtractListWithAlloc)
 // and serves every WATCH from events. Its watch-list is declared unsupported, so its
-// reflector does LIST then WATCH, as ours does by default.
+// reflector does LIST then WATCH, as oursSource's does.
 func clientGoSource(list func() runtime.Object, events chan watch.Event) cache.ListerWatcher {
 	return noWatchList{&cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) { return list(), nil },
@@ -70,8 +73,8 @@ func (c chanWatch[T]) ResultChan() <-chan reflector.Event[T] { return c.ch }
 func (c chanWatch[T]) Stop()                                 {}
 
 // noWatchList tells client-go's reflector that this source cannot do the streaming
-// watch-list (on by default in client-go 1.35+), so both sides take the same
-// LIST-then-WATCH path; our informer's default is that path too.
+// watch-list (on by default in client-go 1.35+, and in ours), so both sides take the
+// same LIST-then-WATCH path.
 type noWatchList struct{ *cache.ListWatch }
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }

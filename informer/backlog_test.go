@@ -22,7 +22,7 @@ func TestABacklogWarnsAgainAfterItDrained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := fakeapi.New[*corev1.ConfigMap]()
 		logs := &logBuffer{}
-		inf := newInformer(informer.RealFIFOQueue, src, informer.Options[*corev1.ConfigMap]{BacklogWarning: 4, Logger: logs.logger()})
+		inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{BacklogWarning: 4, Logger: logs.logger()})
 		_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 			AddFunc: func(*corev1.ConfigMap, bool) { time.Sleep(time.Second) }, // fake time
 		})

@@ -20,11 +20,11 @@ func TestADeleteOfAKeyTheCacheNeverHeld(t *testing.T) {
 		informer.RealFIFOQueue:  {"delete ghost"},
 		informer.DeltaFIFOQueue: nil,
 	}
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				rec := &recorder{}
 				_, err := inf.AddEventHandler(rec)
 				require.NoError(t, err)
@@ -32,7 +32,7 @@ func TestADeleteOfAKeyTheCacheNeverHeld(t *testing.T) {
 				synctest.Wait()
 				src.Delete(cm("ghost")) // never created: only its DELETED event exists
 				synctest.Wait()
-				assert.Equal(t, want[q.kind], rec.summary())
+				assert.Equal(t, want[q.queue], rec.summary())
 				assert.Empty(t, inf.Indexer().ListKeys())
 			})
 		})
@@ -43,13 +43,13 @@ func TestADeleteOfAKeyTheCacheNeverHeld(t *testing.T) {
 // syncs, without that object handled. (client-go, told not to crash, never counts it,
 // so that registration never syncs.)
 func TestAPanickedInitialAddStillCountsTowardsTheRegistrationsSync(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				src.Create(cm("bad"))
 				src.Create(cm("good"))
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{Logger: (&logBuffer{}).logger()})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{Logger: (&logBuffer{}).logger()})
 				handled := &recorder{}
 				reg, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 					AddFunc: func(obj *corev1.ConfigMap, initial bool) {

@@ -37,9 +37,10 @@ type FactoryOptions struct {
 	JSON bool
 	// ResyncPeriod is every informer's default handler resync period.
 	ResyncPeriod time.Duration
-	// Queue, WatchList, BacklogWarning, Logger: passed to every informer (see Options).
+	// Queue, InitialList, BacklogWarning, Logger: passed to every informer (see
+	// Options). The zero values are client-go 1.36's: RealFIFO and watch-list.
 	Queue          QueueKind
-	WatchList      bool
+	InitialList    reflector.InitialList
 	BacklogWarning int
 	Logger         *slog.Logger
 	// Tracer is passed to every informer the factory builds, and by each informer to
@@ -152,7 +153,7 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		ResyncPeriod:   f.opts.ResyncPeriod,
 		Indexers:       indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
 		Queue:          f.opts.Queue,
-		WatchList:      f.opts.WatchList,
+		InitialList:    f.opts.InitialList,
 		BacklogWarning: f.opts.BacklogWarning,
 		Logger:         logger,
 		Tracer:         f.opts.Tracer,

@@ -16,14 +16,14 @@ import (
 func TestFactoryPassesItsOptionsToEveryInformer(t *testing.T) {
 	scheme, err := reflector.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
-	opts := FactoryOptions{Scheme: scheme, ResyncPeriod: time.Minute, Queue: RealFIFOQueue, WatchList: true, BacklogWarning: 7}
+	opts := FactoryOptions{Scheme: scheme, ResyncPeriod: time.Minute, Queue: DeltaFIFOQueue, InitialList: reflector.PagedList, BacklogWarning: 7}
 	// No request is made until Start: the host is never dialled.
 	f := NewFactory(&rest.Config{Host: "http://127.0.0.1:1"}, opts)
 	inf, err := For[*corev1.ConfigMap](f, Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps")})
 	require.NoError(t, err)
 	assert.Equal(t, time.Minute, inf.opts.ResyncPeriod)
-	assert.Equal(t, RealFIFOQueue, inf.opts.Queue)
-	assert.True(t, inf.opts.WatchList)
+	assert.Equal(t, DeltaFIFOQueue, inf.opts.Queue)
+	assert.Equal(t, reflector.PagedList, inf.opts.InitialList)
 	assert.Equal(t, 7, inf.opts.BacklogWarning)
 }
 

@@ -16,13 +16,26 @@ import (
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/reflector"
 )
 
-// queueKinds: the shared informer suite runs every test on both queues.
-var queueKinds = []struct {
-	name string
-	kind informer.QueueKind
-}{{"DeltaFIFO", informer.DeltaFIFOQueue}, {"RealFIFO", informer.RealFIFOQueue}}
+// pipeline is one of the informer's two pipelines: its queue and how it lists.
+type pipeline struct {
+	name  string
+	queue informer.QueueKind
+	list  reflector.InitialList
+}
+
+var (
+	// defaults is what the zero Options give: client-go 1.36's RealFIFO fed by a
+	// watch-list.
+	defaults = pipeline{"RealFIFO+watch-list", informer.RealFIFOQueue, reflector.WatchList}
+	// classic is DeltaFIFO fed by a paged LIST, chosen by name.
+	classic = pipeline{"DeltaFIFO+LIST", informer.DeltaFIFOQueue, reflector.PagedList}
+)
+
+// pipelines: the shared informer suite runs every test on both pipelines.
+var pipelines = []pipeline{classic, defaults}
 
 func cm(name string, data ...string) *corev1.ConfigMap {
 	c := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Data: map[string]string{}}
@@ -107,8 +120,8 @@ func running[T indexer.Object](t *testing.T, inf *informer.SharedIndexInformer[T
 	return ctx, stop
 }
 
-func newInformer(kind informer.QueueKind, src *fakeapi.Server[*corev1.ConfigMap], opts informer.Options[*corev1.ConfigMap]) *informer.SharedIndexInformer[*corev1.ConfigMap] {
-	opts.Queue = kind
+func newInformer(p pipeline, src *fakeapi.Server[*corev1.ConfigMap], opts informer.Options[*corev1.ConfigMap]) *informer.SharedIndexInformer[*corev1.ConfigMap] {
+	opts.Queue, opts.InitialList = p.queue, p.list
 	return informer.NewSharedIndexInformer[*corev1.ConfigMap](src, opts)
 }
 

@@ -33,7 +33,7 @@ func failOnBad(gate <-chan struct{}) indexer.Indexers[*corev1.ConfigMap] {
 // failure is logged with the object's key, and the informer still syncs. An object
 // already cached keeps the last state that could be indexed.
 func TestAnObjectWhoseIndexFuncFailsIsTheOnlyOneLost(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name+"/in the initial list", func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
@@ -41,7 +41,7 @@ func TestAnObjectWhoseIndexFuncFailsIsTheOnlyOneLost(t *testing.T) {
 				src.Create(cm("bad", "bad", "yes"))
 				src.Create(cm("c", "color", "blue"))
 				logs := &logBuffer{}
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{Indexers: failOnBad(nil), Logger: logs.logger()})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{Indexers: failOnBad(nil), Logger: logs.logger()})
 				rec := &recorder{}
 				reg, err := inf.AddEventHandler(rec)
 				require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestAnObjectWhoseIndexFuncFailsIsTheOnlyOneLost(t *testing.T) {
 				flip := src.Create(cm("flip", "color", "red"))
 				src.Create(cm("b", "color", "red"))
 				logs := &logBuffer{}
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{Indexers: failOnBad(nil), Logger: logs.logger()})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{Indexers: failOnBad(nil), Logger: logs.logger()})
 				rec := &recorder{}
 				_, err := inf.AddEventHandler(rec)
 				require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestAnObjectWhoseIndexFuncFailsIsTheOnlyOneLost(t *testing.T) {
 			src := fakeapi.New[*corev1.ConfigMap]()
 			gate := make(chan struct{})
 			logs := &logBuffer{}
-			inf := newInformer(informer.RealFIFOQueue, src, informer.Options[*corev1.ConfigMap]{Indexers: failOnBad(gate), Logger: logs.logger()})
+			inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{Indexers: failOnBad(gate), Logger: logs.logger()})
 			rec := &recorder{}
 			_, err := inf.AddEventHandler(rec)
 			require.NoError(t, err)

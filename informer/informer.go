@@ -29,17 +29,37 @@ var ErrNotStarted = errors.New("informer not started")
 type QueueKind int
 
 const (
-	// DeltaFIFOQueue (the default) groups the changes of one object into one queue
-	// entry (handlers still get every change): the classic path the client-go
-	// literature describes.
-	DeltaFIFOQueue QueueKind = iota
-	// RealFIFOQueue keeps every event in order and delivers a relist as one atomic
-	// ReplacedAll: what client-go 1.36 informers use by default.
-	RealFIFOQueue
+	// RealFIFOQueue (the zero value) keeps every event in order and delivers a relist
+	// as one atomic ReplacedAll and a resync as one SyncAll, popped in batches and
+	// processed without holding the queue's lock, with bookmarks queued in order:
+	// what every client-go 1.36 informer uses (the InOrderInformers, AtomicFIFO,
+	// UnlockWhileProcessingFIFO and InOrderInformersBatchProcess feature gates).
+	//
+	// client-go: tools/cache/controller.go newQueueFIFO
+	RealFIFOQueue QueueKind = iota
+	// DeltaFIFOQueue groups the changes of one object into one queue entry
+	// (handlers still get every change) and diffs a relist against the cache key by
+	// key: the classic path most of the client-go literature describes, and what
+	// client-go used before 1.36. Choose it by name.
+	DeltaFIFOQueue
 )
 
-// Options configures NewSharedIndexInformer. The zero value works: DeltaFIFO, paged
-// LIST then WATCH, no resync, no extra indexes, logs discarded.
+// String names the queue as the docs and the trace do.
+func (k QueueKind) String() string {
+	switch k {
+	case RealFIFOQueue:
+		return "RealFIFO"
+	case DeltaFIFOQueue:
+		return "DeltaFIFO"
+	default:
+		return fmt.Sprintf("QueueKind(%d)", int(k))
+	}
+}
+
+// Options configures NewSharedIndexInformer. The zero value is client-go 1.36's
+// informer: a RealFIFO fed by a watch-list (LIST when the server refuses one), no
+// resync, no extra indexes, logs to slog.Default(). Queue: DeltaFIFOQueue and
+// InitialList: reflector.PagedList choose the classic pipeline.
 type Options[T indexer.Object] struct {
 	// Name identifies the informer in logs; "" uses the reflector's default.
 	Name string
@@ -48,10 +68,13 @@ type Options[T indexer.Object] struct {
 	ResyncPeriod time.Duration
 	// Indexers are the cache's extra indexes (the namespace index is common).
 	Indexers indexer.Indexers[T]
-	// Queue selects DeltaFIFO (default) or RealFIFO.
+	// Queue selects RealFIFOQueue (the zero value, client-go 1.36's) or
+	// DeltaFIFOQueue (the classic queue).
 	Queue QueueKind
-	// WatchList starts with a streaming watch-list instead of a paged LIST.
-	WatchList bool
+	// InitialList selects how the reflector fetches the state at each (re)list:
+	// reflector.WatchList (the zero value, client-go 1.35+'s: a stream, with the
+	// LIST fallback) or reflector.PagedList (the classic LIST).
+	InitialList reflector.InitialList
 	// PageSize forces a LIST page size (0: the reflector's default rule).
 	PageSize int64
 	// BacklogWarning is the backlog at which a handler's listener first logs that it

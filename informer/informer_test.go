@@ -17,13 +17,13 @@ import (
 )
 
 func TestInformerDeliversTheInitialListThenLiveChanges(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				a := src.Create(cm("a"))
 				src.Create(cm("b"))
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				rec := &recorder{}
 				reg, err := inf.AddEventHandler(rec)
 				require.NoError(t, err)
@@ -75,14 +75,14 @@ func TestInformerDeliversTheInitialListThenLiveChanges(t *testing.T) {
 // initial objects reach the handler as adds (isInInitialList=true) before — and in
 // order for — the sync to complete.
 func TestAddEventsArriveWhileWaitForCacheSyncIsStillWaiting(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				for _, n := range []string{"a", "b", "c"} {
 					src.Create(cm(n))
 				}
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				gate := make(chan struct{})
 				var adds []bool
 				reg, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
@@ -113,13 +113,13 @@ func TestAddEventsArriveWhileWaitForCacheSyncIsStillWaiting(t *testing.T) {
 }
 
 func TestARelistThatNoLongerContainsAnObjectDeliversADeleteWithATombstone(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				gone := src.Create(cm("gone"))
 				src.Create(cm("stays"))
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				rec := &recorder{}
 				_, err := inf.AddEventHandler(rec)
 				require.NoError(t, err)
@@ -154,13 +154,13 @@ func TestARelistThatNoLongerContainsAnObjectDeliversADeleteWithATombstone(t *tes
 }
 
 func TestAHandlerAddedToARunningInformerGetsTheCacheReplayedAsInitialAdds(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				src.Create(cm("a"))
 				src.Create(cm("b"))
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				running(t, inf)
 				synctest.Wait()
 				require.True(t, inf.HasSynced())
@@ -195,7 +195,7 @@ func TestAHandlerAddedToARunningInformerGetsTheCacheReplayedAsInitialAdds(t *tes
 func TestRemovingAHandlerStopsItsNotificationsAndIsIdempotent(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := fakeapi.New[*corev1.ConfigMap]()
-		inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{})
+		inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{})
 		removed, kept := &recorder{}, &recorder{}
 		reg, err := inf.AddEventHandler(removed)
 		require.NoError(t, err)
@@ -219,7 +219,7 @@ func TestASlowHandlerDoesNotDelayAFastOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := fakeapi.New[*corev1.ConfigMap]()
 		logs := &logBuffer{}
-		inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{BacklogWarning: 4, Logger: logs.logger()})
+		inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{BacklogWarning: 4, Logger: logs.logger()})
 		var slowSeen atomic.Int32
 		slow, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 			AddFunc: func(*corev1.ConfigMap, bool) {
@@ -257,7 +257,7 @@ func TestAPanickingHandlerIsRecoveredAndOthersContinue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := fakeapi.New[*corev1.ConfigMap]()
 		logs := &logBuffer{}
-		inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{Logger: logs.logger()})
+		inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{Logger: logs.logger()})
 		panicky := &recorder{}
 		_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 			AddFunc: func(obj *corev1.ConfigMap, initial bool) {
@@ -291,7 +291,7 @@ func TestResyncUpdatesReachOnlyTheHandlersThatAreDue(t *testing.T) {
 		// The informer's own period (10s) is the check period; handlers registered
 		// before Run with shorter periods lower it. An informer with period 0 would
 		// never resync, whatever its handlers ask (as in client-go).
-		inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{ResyncPeriod: 10 * time.Second})
+		inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{ResyncPeriod: 10 * time.Second})
 		every1s, every3s, never := &recorder{}, &recorder{}, &recorder{}
 		for h, p := range map[*recorder]time.Duration{every1s: time.Second, every3s: 3 * time.Second, never: 0} {
 			_, err := inf.AddEventHandlerWithOptions(h, informer.HandlerOptions{ResyncPeriod: &p})
@@ -323,7 +323,7 @@ func TestSettersRefuseAfterStartAndTransformAppliesToTheCache(t *testing.T) {
 		c := cm("a", "big", "value")
 		c.ManagedFields = nil
 		src.Create(c)
-		inf := newInformer(informer.RealFIFOQueue, src, informer.Options[*corev1.ConfigMap]{})
+		inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{})
 		require.NoError(t, inf.SetTransform(func(obj *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			obj.Data = nil // strip what the controller does not need
 			return obj, nil
@@ -356,7 +356,7 @@ func TestWaitForCacheSyncReturnsTheListErrorInsteadOfHanging(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				src.FailLists(c.err)
-				inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{})
 				running(t, inf)
 				ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 				defer cancel()
@@ -374,7 +374,7 @@ func TestRunStopsEveryGoroutineAndLaterHandlersAreRefused(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := fakeapi.New[*corev1.ConfigMap]()
 		src.Create(cm("a"))
-		inf := newInformer(informer.RealFIFOQueue, src, informer.Options[*corev1.ConfigMap]{ResyncPeriod: time.Second})
+		inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{ResyncPeriod: time.Second})
 		_, err := inf.AddEventHandler(&recorder{})
 		require.NoError(t, err)
 		_, stop := running(t, inf)
@@ -396,10 +396,8 @@ func TestRunStopsEveryGoroutineAndLaterHandlersAreRefused(t *testing.T) {
 // processes an item, so the reflector waits there, which a synctest bubble cannot
 // treat as idle — hence not here.)
 func TestRealFIFOKeepsTheServersOrderAcrossObjects(t *testing.T) {
-	want := map[string][]string{
-		"RealFIFO": {"add x", "update a", "add c", "delete a"},
-	}
-	for _, q := range queueKinds[1:] {
+	want := []string{"add x", "update a", "add c", "delete a"}
+	for _, q := range []pipeline{defaults} {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
@@ -407,7 +405,7 @@ func TestRealFIFOKeepsTheServersOrderAcrossObjects(t *testing.T) {
 				// An index function runs on the processing loop: blocking it on
 				// object "x" holds the loop while the reflector queues more changes.
 				gate := make(chan struct{})
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{
 					Indexers: indexer.Indexers[*corev1.ConfigMap]{"gate": func(obj *corev1.ConfigMap) ([]string, error) {
 						if obj.Name == "x" {
 							<-gate
@@ -436,7 +434,7 @@ func TestRealFIFOKeepsTheServersOrderAcrossObjects(t *testing.T) {
 				synctest.Wait() // all three are queued
 				close(gate)
 				synctest.Wait()
-				assert.Equal(t, want[q.name], rec.summary())
+				assert.Equal(t, want, rec.summary())
 			})
 		})
 	}

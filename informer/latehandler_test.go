@@ -42,7 +42,7 @@ type lateHandler struct {
 // AddEventHandler returns, and the moment its Synced() channel closes.
 func TestALateHandlerIsNotSyncedBeforeItHasHandledItsReplay(t *testing.T) {
 	const objects, iterations = 3000, 12
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			src := fakeapi.New[*corev1.ConfigMap]()
 			for i := range objects {
@@ -50,7 +50,7 @@ func TestALateHandlerIsNotSyncedBeforeItHasHandledItsReplay(t *testing.T) {
 			}
 			synced, checked := 0, 0
 			for range iterations {
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				ctx, stop := running(t, inf)
 				var handlers []*lateHandler
 				// Wait until the cache is nearly full, then register late handlers

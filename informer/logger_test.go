@@ -29,7 +29,7 @@ func useDefaultLogger(t *testing.T) *logBuffer {
 // is a choice made by passing a discarding logger.
 func TestWithoutALoggerARecoveredPanicIsLoggedToSlogDefault(t *testing.T) {
 	discard := slog.New(slog.DiscardHandler)
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		for _, c := range []struct {
 			name    string
 			logger  *slog.Logger
@@ -39,7 +39,7 @@ func TestWithoutALoggerARecoveredPanicIsLoggedToSlogDefault(t *testing.T) {
 				logs := useDefaultLogger(t)
 				synctest.Test(t, func(t *testing.T) {
 					src := fakeapi.New[*corev1.ConfigMap]()
-					inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{Logger: c.logger})
+					inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{Logger: c.logger})
 					_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 						AddFunc: func(*corev1.ConfigMap, bool) { panic("boom") },
 					})

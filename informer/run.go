@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/kubeinternals/informers/deltafifo"
@@ -22,7 +23,12 @@ import (
 func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 	queue, refl, err := s.start()
 	if err != nil {
-		s.logger.Warn("informer not run", "err", err)
+		if !errors.Is(err, errRunTwice) {
+			// Bad options (an unknown Queue or InitialList, a nil ListerWatcher):
+			// WaitForCacheSync returns this error at once instead of waiting.
+			s.errs.record(err)
+		}
+		s.logger.Error("informer not run", "err", err)
 		return
 	}
 
@@ -55,24 +61,31 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// errRunTwice is start's error for a second Run.
+var errRunTwice = errors.New("Run called more than once")
+
 // start builds the queue and the reflector exactly once.
 func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflector[T], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.started {
-		return nil, nil, errors.New("Run called more than once")
+		return nil, nil, errRunTwice
 	}
 	var queue deltafifo.Queue[T]
-	if s.opts.Queue == RealFIFOQueue {
+	switch s.opts.Queue {
+	case RealFIFOQueue:
+		// client-go: tools/cache/controller.go newQueueFIFO (EmitDeltaTypeBookmark: true)
 		queue = deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[T]{
 			Transform: s.transform, EmitBookmark: true, Logger: s.logger, Name: s.opts.Name,
 			Tracer: s.opts.Tracer,
 		})
-	} else {
+	case DeltaFIFOQueue:
 		queue = deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[T]{
 			KnownObjects: s.indexer, Transform: s.transform, Logger: s.logger, Name: s.opts.Name,
 			Tracer: s.opts.Tracer,
 		})
+	default:
+		return nil, nil, fmt.Errorf("%w: unknown Queue %v", reflector.ErrInvalidOptions, s.opts.Queue)
 	}
 	handler := s.watchErrorHandler
 	refl, err := reflector.NewReflector(s.lw, &listTracker[T]{Queue: queue, errs: &s.errs}, reflector.Options[T]{
@@ -80,7 +93,7 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 		ResyncPeriod: s.resyncCheckPeriod,
 		ShouldResync: s.processor.shouldResync,
 		Logger:       s.logger,
-		WatchList:    s.opts.WatchList,
+		InitialList:  s.opts.InitialList,
 		PageSize:     s.opts.PageSize,
 		Tracer:       s.opts.Tracer,
 		WatchErrorHandler: func(ctx context.Context, r *reflector.Reflector[T], err error) {

@@ -1,9 +1,12 @@
 package informer
 
 import (
+	"errors"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // syncErrors remembers the last error of the reflector's list/watch cycles, so that
@@ -54,7 +57,9 @@ func (e *syncErrors) state() (<-chan struct{}, error) {
 	return e.changed, e.last
 }
 
-// isHopeless: errors that will repeat until a person acts (create the CRD, grant RBAC).
+// isHopeless: errors that will repeat until a person acts (create the CRD, grant RBAC,
+// fix the informer's Options).
 func isHopeless(err error) bool {
-	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err)
+	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) ||
+		errors.Is(err, reflector.ErrInvalidOptions)
 }

@@ -17,40 +17,59 @@ import (
 	"github.com/kubeinternals/informers/workqueue"
 )
 
-// journeyStages is what one change to a ConfigMap must pass, in this order, on its
-// way from the API server to a worker.
-var journeyStages = []struct {
+// stageKind is one step of a journey.
+type stageKind struct {
 	stage trace.Stage
 	kind  trace.Kind
-}{
-	{trace.Reflector, trace.WatchEvent},
-	{trace.DeltaFIFO, trace.Queued},
-	{trace.DeltaFIFO, trace.Popped},
-	{trace.Informer, trace.Applied},
-	{trace.Informer, trace.FannedOut},
-	{trace.Listener, trace.Buffered},
-	{trace.Listener, trace.HandlerCalled},
-	{trace.Workqueue, trace.Added},
-	{trace.Listener, trace.HandlerReturned},
-	{trace.Workqueue, trace.Got},
-	{trace.Controller, trace.Reconciled},
-	{trace.Workqueue, trace.Done},
+}
+
+// journeyStages is what one change to a ConfigMap must pass, in this order, on its
+// way from the API server to a worker, through the given queue.
+func journeyStages(queue trace.Stage) []stageKind {
+	return []stageKind{
+		{trace.Reflector, trace.WatchEvent},
+		{queue, trace.Queued},
+		{queue, trace.Popped},
+		{trace.Informer, trace.Applied},
+		{trace.Informer, trace.FannedOut},
+		{trace.Listener, trace.Buffered},
+		{trace.Listener, trace.HandlerCalled},
+		{trace.Workqueue, trace.Added},
+		{trace.Listener, trace.HandlerReturned},
+		{trace.Workqueue, trace.Got},
+		{trace.Controller, trace.Reconciled},
+		{trace.Workqueue, trace.Done},
+	}
 }
 
 // TestIntegrationEveryChangeJourneysThroughEveryStageInOrder runs a one-resource
 // controller (informer → handler → workqueue → worker) against the real API server,
 // with one tracer on the Factory and the workqueue, and checks the journey of a
-// ConfigMap's create, update and delete.
+// ConfigMap's create, update and delete — through the Factory's zero options
+// (RealFIFO, watch-list) and through the classic pipeline chosen by name.
 func TestIntegrationEveryChangeJourneysThroughEveryStageInOrder(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
+	for _, p := range pipelines {
+		t.Run(p.name, func(t *testing.T) { journeyThroughEveryStage(t, env, p) })
+	}
+}
+
+func journeyThroughEveryStage(t *testing.T, env *testenv.Env, p pipeline) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	opts := informer.FactoryOptions{}
+	wantQueue, wantList := trace.RealFIFO, "watch-list"
+	if p != defaults {
+		opts.Queue, opts.InitialList = p.queue, p.list
+		wantQueue, wantList = trace.DeltaFIFO, "list"
+	}
 	scheme, err := reflector.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
 
 	var rec trace.Recorder
 	tr := trace.New(rec.Record)
-	f := informer.NewFactory(env.Config, informer.FactoryOptions{Scheme: scheme, Tracer: tr})
+	opts.Scheme, opts.Tracer = scheme, tr
+	f := informer.NewFactory(env.Config, opts)
 	defer f.Shutdown()
 	inf, err := informer.For[*corev1.ConfigMap](f, configMaps)
 	require.NoError(t, err)
@@ -84,6 +103,9 @@ func TestIntegrationEveryChangeJourneysThroughEveryStageInOrder(t *testing.T) {
 	defer func() { queue.ShutDown(); <-workerDone }()
 	f.Start(ctx)
 	require.NoError(t, informer.WaitForCacheSync(ctx, inf))
+	lists := trace.Filter(rec.Events(), func(e trace.Event) bool { return e.Kind == trace.ListStarted })
+	require.NotEmpty(t, lists)
+	require.Equal(t, wantList, lists[0].Type, "how the cache was filled")
 
 	core := client(t, env.Config, corev1.SchemeGroupVersion)
 	const key = "default/journey"
@@ -112,10 +134,11 @@ func TestIntegrationEveryChangeJourneysThroughEveryStageInOrder(t *testing.T) {
 			require.NoError(t, trace.WriteTimeline(&timeline, journey))
 			t.Logf("journey of the %s:\n%s", change.name, timeline.String())
 
+			stages := journeyStages(wantQueue)
 			next := 0
 			var rv string
 			for _, e := range journey {
-				if next < len(journeyStages) && e.Stage == journeyStages[next].stage && e.Kind == journeyStages[next].kind {
+				if next < len(stages) && e.Stage == stages[next].stage && e.Kind == stages[next].kind {
 					switch e.Kind {
 					case trace.WatchEvent:
 						require.Equal(t, change.watchType, e.Type)
@@ -126,7 +149,7 @@ func TestIntegrationEveryChangeJourneysThroughEveryStageInOrder(t *testing.T) {
 					next++
 				}
 			}
-			require.Equal(t, len(journeyStages), next, "the journey stopped before %s %s", journeyStages[min(next, len(journeyStages)-1)].stage, journeyStages[min(next, len(journeyStages)-1)].kind)
+			require.Equal(t, len(stages), next, "the journey stopped before %s %s", stages[min(next, len(stages)-1)].stage, stages[min(next, len(stages)-1)].kind)
 		})
 	}
 }

@@ -40,12 +40,12 @@ func sentencesOf(events []trace.Event, stage trace.Stage, source string) []strin
 }
 
 func TestTheInformerTracesEachIndexerWriteFanOutAndHandlerCall(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var rec trace.Recorder
 				src := fakeapi.New[*corev1.ConfigMap]()
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{
 					Name:         "configmaps",
 					ResyncPeriod: time.Second,
 					Indexers: indexer.Indexers[*corev1.ConfigMap]{"color": func(o *corev1.ConfigMap) ([]string, error) {
@@ -79,7 +79,7 @@ func TestTheInformerTracesEachIndexerWriteFanOutAndHandlerCall(t *testing.T) {
 				// like any update; a RealFIFO resync is one SyncAll, which only
 				// re-delivers what the indexer holds.
 				resyncWrite := []string{`applied update ns/b to the indexer (no index value changed)`}
-				if q.kind == informer.RealFIFOQueue {
+				if q.queue == informer.RealFIFOQueue {
 					resyncWrite = nil
 				}
 				assert.Equal(t, slices.Concat([]string{

@@ -18,13 +18,13 @@ import (
 // (HandlerCalled) — costs the sink its events and nothing else: the cache fills, every
 // handler gets every notification, and the informer stops cleanly.
 func TestAPanickingTraceSinkStopsNothing(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			useDefaultLogger(t) // the sink's panics are reported there; keep them out of the test's output
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				src.Create(cm("a"))
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{
 					Tracer: trace.New(func(trace.Event) { panic("sink broke") }),
 				})
 				rec := &recorder{}

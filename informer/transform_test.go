@@ -17,12 +17,12 @@ import (
 // knows which resource version it has synced to, because the reflector reads it from
 // each watch event before the queue's transform runs.
 func TestATransformThatClearsTheResourceVersionDoesNotResetTheWatch(t *testing.T) {
-	for _, q := range queueKinds {
+	for _, q := range pipelines {
 		t.Run(q.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				src := fakeapi.New[*corev1.ConfigMap]()
 				src.Create(cm("a"))
-				inf := newInformer(q.kind, src, informer.Options[*corev1.ConfigMap]{})
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{})
 				require.NoError(t, inf.SetTransform(func(obj *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 					obj.ResourceVersion = ""
 					return obj, nil

@@ -21,7 +21,7 @@ func TestWaitForCacheSyncWithOptionsKeepsWaitingWhenAsked(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			src := fakeapi.New[*corev1.ConfigMap]()
 			src.FailLists(fakeapi.StatusError(404, "the server could not find the requested resource"))
-			inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{Name: "configmaps"})
+			inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{Name: "configmaps"})
 			running(t, inf)
 
 			reportCh := make(chan informer.Waiting, 10)
@@ -55,7 +55,7 @@ func TestWaitForCacheSyncWithOptionsKeepsWaitingWhenAsked(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			src := fakeapi.New[*corev1.ConfigMap]()
 			src.FailLists(fakeapi.StatusError(404, "not found"))
-			inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{Name: "configmaps"})
+			inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{Name: "configmaps"})
 			running(t, inf)
 			done := make(chan error, 1)
 			go func() {
@@ -76,7 +76,7 @@ func TestWaitForCacheSyncWithOptionsKeepsWaitingWhenAsked(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			src := fakeapi.New[*corev1.ConfigMap]()
 			src.FailLists(fakeapi.StatusError(404, "not found"))
-			inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{})
+			inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{})
 			running(t, inf)
 			start := time.Now()
 			err := informer.WaitForCacheSyncWithOptions(context.Background(), informer.WaitOptions{}, inf)
@@ -88,7 +88,7 @@ func TestWaitForCacheSyncWithOptionsKeepsWaitingWhenAsked(t *testing.T) {
 	t.Run("a slow list is reported with no error", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			src := fakeapi.New[*corev1.ConfigMap]()
-			inf := newInformer(informer.DeltaFIFOQueue, src, informer.Options[*corev1.ConfigMap]{Name: "configmaps"})
+			inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{Name: "configmaps"})
 			// Not running: nothing lists, so the wait can only report and time out.
 			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 			defer cancel()

@@ -17,7 +17,7 @@ import (
 // client-go: tools/cache/reflector.go Reflector.ListAndWatchWithContext
 func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 	var w Watch[T]
-	if r.opts.WatchList {
+	if r.useWatchList {
 		var err error
 		w, err = r.watchList(ctx)
 		if ctx.Err() != nil {

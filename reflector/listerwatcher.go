@@ -64,6 +64,21 @@ type ListerWatcher[T any] interface {
 	Watcher[T]
 }
 
+// WatchListUnsupporter is implemented by a ListerWatcher that knows it cannot serve a
+// watch-list: a fake that ignores sendInitialEvents, or a proxy to an old server. A
+// reflector whose ListerWatcher returns true here uses a paged LIST even when
+// Options.InitialList asks for WatchList.
+//
+// Why it exists: a watch-list ends its initial state with a bookmark; a Watcher that
+// ignores sendInitialEvents never sends it, and the reflector would wait for it until
+// the watch times out, cycle after cycle. client-go's fake clientsets declare
+// themselves this way for the same reason.
+//
+// client-go: util/watchlist/watch_list.go DoesClientNotSupportWatchListSemantics
+type WatchListUnsupporter interface {
+	IsWatchListSemanticsUnSupported() bool
+}
+
 // ErrNoFunc is returned by ListWatch when the function for the call is nil.
 var ErrNoFunc = errors.New("reflector: ListWatch function is nil")
 
@@ -74,7 +89,15 @@ var ErrNoFunc = errors.New("reflector: ListWatch function is nil")
 type ListWatch[T any] struct {
 	ListFunc  func(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error)
 	WatchFunc func(ctx context.Context, opts metav1.ListOptions) (Watch[T], error)
+	// WatchListUnsupported declares that WatchFunc ignores sendInitialEvents, so a
+	// reflector over this ListWatch always lists (see WatchListUnsupporter).
+	WatchListUnsupported bool
 }
+
+// IsWatchListSemanticsUnSupported reports WatchListUnsupported.
+//
+// client-go: tools/cache/listwatch.go listWatcherWithWatchListSemanticsWrapper
+func (lw ListWatch[T]) IsWatchListSemanticsUnSupported() bool { return lw.WatchListUnsupported }
 
 // List calls ListFunc.
 func (lw ListWatch[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {

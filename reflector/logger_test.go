@@ -14,7 +14,7 @@ func TestWithoutALoggerListWatchFailuresGoToSlogDefault(t *testing.T) {
 	slog.SetDefault(slog.New(logs))
 	t.Cleanup(func() { slog.SetDefault(prev) })
 
-	r, err := NewReflector(newScriptedLW(t), &recordingStore{}, Options[cmT]{})
+	r, err := NewReflector(newScriptedLW(t), &recordingStore{}, Options[cmT]{InitialList: PagedList})
 	require.NoError(t, err)
 	DefaultWatchErrorHandler(t.Context(), r, errInternal())
 	assert.Len(t, logs.Lines("WARN list/watch failed"), 1, "a nil Logger means slog.Default()")

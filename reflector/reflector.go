@@ -22,8 +22,38 @@ import (
 // client-go: tools/cache/reflector.go defaultMinWatchTimeout
 const DefaultMinWatchTimeout = 5 * time.Minute
 
-// Options configures NewReflector. The zero value is a working configuration: the
-// classic paged LIST then WATCH, no resync, logs discarded.
+// InitialList selects how the reflector fetches the full state at the start of every
+// list/watch cycle.
+type InitialList int
+
+const (
+	// WatchList (the zero value) streams the state as one watch with
+	// sendInitialEvents=true and keeps that watch open afterwards; when the server
+	// refuses it, or the ListerWatcher declares it cannot serve it
+	// (IsWatchListSemanticsUnSupported), the cycle falls back to a paged LIST.
+	// client-go 1.35+ does this by default (the WatchListClient feature gate).
+	//
+	// client-go: tools/cache/reflector.go Reflector.ListAndWatchWithContext (useWatchList)
+	WatchList InitialList = iota
+	// PagedList is the classic path: a LIST, in pages, then a WATCH from the list's
+	// resource version.
+	PagedList
+)
+
+// String names the mode as the docs and the trace do.
+func (m InitialList) String() string {
+	switch m {
+	case WatchList:
+		return "watch-list"
+	case PagedList:
+		return "paged LIST"
+	default:
+		return fmt.Sprintf("InitialList(%d)", int(m))
+	}
+}
+
+// Options configures NewReflector. The zero value is client-go 1.36's configuration:
+// a watch-list with the LIST fallback, no resync, logs to slog.Default().
 type Options[T Object] struct {
 	// Name identifies the reflector in logs. "" means the Go type of T.
 	Name string
@@ -35,10 +65,9 @@ type Options[T Object] struct {
 	// Logger receives the reflector's logs (list and watch errors, relists). Nil
 	// means slog.Default(); to discard them, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
-	// WatchList fetches the initial state with one streaming watch
-	// (sendInitialEvents=true) instead of a paged LIST, falling back to the LIST
-	// if the server refuses. client-go 1.35+ does this by default.
-	WatchList bool
+	// InitialList chooses how each cycle fetches the full state: WatchList (the
+	// zero value, client-go 1.35+'s default) or PagedList (the classic LIST).
+	InitialList InitialList
 	// PageSize forces this page size on every LIST. 0 keeps client-go's rule: pages
 	// of DefaultPageSize for a list at RV "" or "0", and one unpaged request at a
 	// specific RV so that the watch cache can serve it.
@@ -71,6 +100,8 @@ type Reflector[T Object] struct {
 	opts            Options[T]
 	errorHandler    func(ctx context.Context, r *Reflector[T], err error)
 	minWatchTimeout time.Duration
+	// useWatchList: InitialList is WatchList and lw does not declare it unsupported.
+	useWatchList bool
 
 	running atomic.Bool // true while Run executes; a second concurrent Run refuses
 
@@ -99,6 +130,9 @@ func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]
 	if store == nil || isNil(store) {
 		return nil, fmt.Errorf("%w: nil Store", ErrInvalidOptions)
 	}
+	if opts.InitialList != WatchList && opts.InitialList != PagedList {
+		return nil, fmt.Errorf("%w: unknown InitialList %v", ErrInvalidOptions, opts.InitialList)
+	}
 	if opts.ResyncPeriod < 0 || opts.PageSize < 0 || opts.MinWatchTimeout < 0 {
 		return nil, fmt.Errorf("%w: ResyncPeriod, PageSize and MinWatchTimeout must be >= 0", ErrInvalidOptions)
 	}
@@ -121,6 +155,11 @@ func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]
 		r.errorHandler = DefaultWatchErrorHandler[T]
 	}
 	r.logger = cmp.Or(opts.Logger, slog.Default()).With("reflector", r.name)
+	r.useWatchList = opts.InitialList == WatchList
+	if u, ok := lw.(WatchListUnsupporter); ok && r.useWatchList && u.IsWatchListSemanticsUnSupported() {
+		r.logger.Debug("the ListerWatcher cannot serve a watch-list; every cycle will LIST")
+		r.useWatchList = false
+	}
 	return r, nil
 }
 

@@ -94,7 +94,7 @@ func TestIntegrationA410FromCompactionCausesARelistAndTheStoreConverges(t *testi
 	createNamespace(t, ctx, core, "compact")
 	require.NoError(t, createConfigMaps(ctx, core, "compact", "cm", 10, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "compact"}, Options[*corev1.ConfigMap]{})
+	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "compact"}, Options[*corev1.ConfigMap]{InitialList: PagedList})
 	runReflector(t, r)
 	<-store.replaced
 	eventually(t, ctx, "the first list matches", converged(t, ctx, core, "compact", "", store))
@@ -135,7 +135,7 @@ func TestIntegrationPagingWithTheWatchCacheOff(t *testing.T) {
 	createNamespace(t, ctx, core, "paged")
 	require.NoError(t, createConfigMaps(ctx, core, "paged", "cm", 200, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "paged"}, Options[*corev1.ConfigMap]{PageSize: 50})
+	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "paged"}, Options[*corev1.ConfigMap]{InitialList: PagedList, PageSize: 50})
 	runReflector(t, r)
 	<-store.replaced
 	assert.Len(t, store.Versions(), 200)
@@ -164,7 +164,7 @@ func TestIntegrationWatchListReceivesTheInitialEventsEndBookmark(t *testing.T) {
 	createNamespace(t, ctx, core, "stream")
 	require.NoError(t, createConfigMaps(ctx, core, "stream", "cm", 30, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "stream", Protobuf: true}, Options[*corev1.ConfigMap]{WatchList: true})
+	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "stream", Protobuf: true}, Options[*corev1.ConfigMap]{InitialList: WatchList})
 	runReflector(t, r)
 	<-store.replaced
 	assert.Len(t, store.Versions(), 30)

@@ -34,6 +34,7 @@ func TestNewReflectorRejectsBadInput(t *testing.T) {
 		{"a negative MinWatchTimeout is rejected", lw, store, Options[cmT]{MinWatchTimeout: -time.Second}},
 		{"a backoff factor below 1 is rejected", lw, store, Options[cmT]{Backoff: BackoffOptions{Factor: 0.5}}},
 		{"a negative backoff jitter is rejected", lw, store, Options[cmT]{Backoff: BackoffOptions{Jitter: -1}}},
+		{"an unknown InitialList is rejected", lw, store, Options[cmT]{InitialList: PagedList + 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -57,23 +58,25 @@ func TestRunStopsEveryGoroutineWhenCancelled(t *testing.T) {
 	}{
 		{
 			name:        "cancelling during a watch with resync on stops the watch and the resync timer",
-			opts:        Options[cmT]{ResyncPeriod: time.Second},
+			opts:        Options[cmT]{InitialList: PagedList, ResyncPeriod: time.Second},
 			script:      []step{listStep("1"), watchHold()},
 			cancelAfter: 10 * time.Second,
 		},
 		{
 			name:        "cancelling during a backoff stops the wait",
+			opts:        Options[cmT]{InitialList: PagedList},
 			script:      []step{listErr(errInternal()), listErr(errInternal()), listErr(errInternal())},
 			cancelAfter: time.Second,
 		},
 		{
 			name:        "cancelling during a LIST aborts it",
+			opts:        Options[cmT]{InitialList: PagedList},
 			script:      []step{}, // the first List blocks until ctx ends
 			cancelAfter: time.Minute,
 		},
 		{
 			name:        "cancelling during a watch-list stream stops it",
-			opts:        Options[cmT]{WatchList: true},
+			opts:        Options[cmT]{InitialList: WatchList},
 			script:      []step{watchHold(added(cm("a", "1")))},
 			cancelAfter: 25 * time.Second,
 		},
@@ -105,7 +108,7 @@ func TestRunBacksOffBetweenFailedCycles(t *testing.T) {
 			watchErr(errTooManyRequests()),
 			watchHold(),
 		)
-		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{})
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: PagedList})
 		require.NoError(t, err)
 		runUntilExhausted(t, r, lw)
 
@@ -135,7 +138,7 @@ func TestBackoffResetsAfterAQuietPeriod(t *testing.T) {
 			listStep("6"),
 			watchHold(),
 		)
-		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{})
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: PagedList})
 		require.NoError(t, err)
 		runUntilExhausted(t, r, lw)
 		calls := lw.RawCalls()
@@ -165,7 +168,7 @@ func TestWatchRequestOptions(t *testing.T) {
 				}
 				script = append(script, watchHold())
 				lw := newScriptedLW(t, script...)
-				r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{MinWatchTimeout: tt.minWatchTimeout})
+				r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: PagedList, MinWatchTimeout: tt.minWatchTimeout})
 				require.NoError(t, err)
 				runUntilExhausted(t, r, lw)
 				seen := map[int64]bool{}
@@ -196,7 +199,7 @@ func TestResync(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				lw := newScriptedLW(t, listStep("1"), watchHold())
 				store := &recordingStore{}
-				r, err := NewReflector(lw, store, Options[cmT]{ResyncPeriod: 30 * time.Second, ShouldResync: tt.shouldResync})
+				r, err := NewReflector(lw, store, Options[cmT]{InitialList: PagedList, ResyncPeriod: 30 * time.Second, ShouldResync: tt.shouldResync})
 				require.NoError(t, err)
 				ctx, cancel := context.WithTimeout(t.Context(), 95*time.Second)
 				defer cancel()
@@ -214,6 +217,7 @@ func TestResyncErrorForcesARelist(t *testing.T) {
 		store := &recordingStore{resyncErr: errors.New("queue closed")}
 		var handled []error
 		r, err := NewReflector(lw, store, Options[cmT]{
+			InitialList:       PagedList,
 			ResyncPeriod:      time.Minute,
 			WatchErrorHandler: func(_ context.Context, _ *Reflector[cmT], err error) { handled = append(handled, err) },
 		})
@@ -238,6 +242,7 @@ func TestWatchErrorHandlerReceivesTheErrorThatEndedEachCycle(t *testing.T) {
 		var mu sync.Mutex
 		var got []error
 		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{
+			InitialList: PagedList,
 			WatchErrorHandler: func(_ context.Context, r *Reflector[cmT], err error) {
 				mu.Lock()
 				defer mu.Unlock()
@@ -267,7 +272,7 @@ func TestDefaultWatchErrorHandlerLogLevels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &logRecorder{}
-			r, err := NewReflector(newScriptedLW(t), &recordingStore{}, Options[cmT]{Logger: slog.New(logs)})
+			r, err := NewReflector(newScriptedLW(t), &recordingStore{}, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 			require.NoError(t, err)
 			DefaultWatchErrorHandler(t.Context(), r, tt.err)
 			all := logs.Lines("")
@@ -286,7 +291,7 @@ func TestStoreErrorsOnWatchEventsAreLoggedAndTheWatchGoesOn(t *testing.T) {
 		lw := newScriptedLW(t, listStep("1"), watchHold(added(cm("a", "2")), modified(cm("a", "3"))))
 		logs := &logRecorder{}
 		store := &recordingStore{addErr: errors.New("rejected")}
-		r, err := NewReflector(lw, store, Options[cmT]{Logger: slog.New(logs)})
+		r, err := NewReflector(lw, store, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 		require.NoError(t, err)
 		runUntilExhausted(t, r, lw)
 		assert.Equal(t, []string{"replace [] rv=1", "add a@2", "update a@3"}, store.Ops())
@@ -299,7 +304,7 @@ func TestWatchListWarnsWhileTheEndBookmarkIsMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := newScriptedLW(t, watchHold())
 		logs := &logRecorder{}
-		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{WatchList: true, Logger: slog.New(logs)})
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: WatchList, Logger: slog.New(logs)})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(t.Context(), 35*time.Second)
 		defer cancel()
@@ -312,7 +317,7 @@ func TestRunRefusesASecondConcurrentRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := newScriptedLW(t, listStep("1"), watchHold())
 		logs := &logRecorder{}
-		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Logger: slog.New(logs)})
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
@@ -366,7 +371,7 @@ func TestTheResourceVersionIsReadBeforeTheStoreTakesTheObject(t *testing.T) {
 		)
 		logs := &logRecorder{}
 		store := &transformingStore{recordingStore{addErr: errors.New("rejected")}}
-		r, err := NewReflector(lw, store, Options[cmT]{Logger: slog.New(logs)})
+		r, err := NewReflector(lw, store, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 		require.NoError(t, err)
 		runUntilExhausted(t, r, lw)
 		assert.Equal(t, []string{`list rv="0" limit=500`, `watch rv="1"`, `watch rv="4"`}, lw.Calls(),

@@ -19,6 +19,9 @@ func TestStateMachine(t *testing.T) {
 		opts Options[cmT]
 		// bookmarkStore uses a store that implements BookmarkStore.
 		bookmarkStore bool
+		// watchListUnsupported wraps the script in a ListWatch that declares it
+		// cannot serve a watch-list (WatchListUnsupporter).
+		watchListUnsupported bool
 		// replaceErr is returned by the store's first Replace.
 		replaceErr error
 		script     []step
@@ -28,6 +31,7 @@ func TestStateMachine(t *testing.T) {
 	}{
 		{
 			name: "the first list is at RV 0 with pages of 500, then the watch starts at the list's RV",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10", cm("a", "9")),
 				watchHold(added(cm("b", "11"))),
@@ -38,6 +42,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "watch events reach the store in order and advance the RV",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchHold(added(cm("a", "11")), modified(cm("a", "12")), deleted(cm("a", "13"))),
@@ -48,6 +53,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "410 on the watch relists at the last RV unpaged, and 410 on that list relists at RV \"\"",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10", cm("a", "9")),
 				watchClose(0, added(cm("b", "11")), errorEvent(errExpired())),
@@ -61,6 +67,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a too-large-RV error on a relist retries at RV \"\"",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchClose(0, errorEvent(errExpired())),
@@ -74,6 +81,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "410 on the first list retries at once at RV \"\" with the same paging",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listErr(errExpired()),
 				listStep("7", cm("a", "7")),
@@ -85,6 +93,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a failed list is retried after a backoff at the same RV",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listErr(errInternal()),
 				listStep("7"),
@@ -96,6 +105,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch the server closes normally is re-watched from the last RV without a relist",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchClose(5*time.Second, added(cm("a", "11"))),
@@ -107,6 +117,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a quiet watch that lasted over a second is re-watched without a relist",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchClose(2 * time.Second),
@@ -118,6 +129,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch that closes in under a second with no events forces a relist",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchClose(0),
@@ -130,6 +142,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch refused with 429 is retried at the same RV without a relist",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchErr(errTooManyRequests()),
@@ -141,6 +154,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch refused with connection refused is retried at the same RV without a relist",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchErr(fmt.Errorf("dial tcp 127.0.0.1:6443: %w", syscall.ECONNREFUSED)),
@@ -152,6 +166,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch that ends with a 429 Error event is retried from the last RV without a relist",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchClose(0, added(cm("a", "11")), errorEvent(errTooManyRequests())),
@@ -163,6 +178,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch refused with any other error relists",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10"),
 				watchErr(errInternal()),
@@ -175,6 +191,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a bookmark-only stream advances the RV and leaves the store untouched",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep("10", cm("a", "10")),
 				watchClose(5*time.Second, bookmarked(bookmark("15")), bookmarked(bookmark("20"))),
@@ -186,6 +203,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name:          "a store that implements BookmarkStore is told every bookmark's RV",
+			opts:          Options[cmT]{InitialList: PagedList},
 			bookmarkStore: true,
 			script: []step{
 				listStep("10"),
@@ -197,6 +215,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a paged first list follows continue tokens and later relists stay paged",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				{verb: "list", rv: "10", cont: "page2", items: []cmT{cm("a", "5")}},
 				listStep("10", cm("b", "6")),
@@ -210,6 +229,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "an expired continue token falls back to one full list at the original RV",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				{verb: "list", rv: "10", cont: "page2", items: []cmT{cm("a", "5")}},
 				listErr(errExpired()),
@@ -222,7 +242,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "PageSize forces pages on every list, including relists at a specific RV",
-			opts: Options[cmT]{PageSize: 50},
+			opts: Options[cmT]{InitialList: PagedList, PageSize: 50},
 			script: []step{
 				listStep("10"),
 				watchClose(0, errorEvent(errExpired())),
@@ -235,6 +255,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "synthetic ADDED events of a watch from RV \"\" do not advance the RV until another event arrives",
+			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
 				listStep(""), // a server that returns no RV: the watch then starts at ""
 				watchClose(5*time.Second, added(cm("a", "5")), added(cm("b", "3"))),
@@ -247,6 +268,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name:       "a store that fails Replace makes the cycle fail and relist at the same RV",
+			opts:       Options[cmT]{InitialList: PagedList},
 			replaceErr: fmt.Errorf("store is full"),
 			script: []step{
 				listStep("10"),
@@ -258,8 +280,32 @@ func TestStateMachine(t *testing.T) {
 			wantRV:    "11",
 		},
 		{
+			name: "with no InitialList chosen, the zero value streams a watch-list as client-go 1.36 does",
+			opts: Options[cmT]{},
+			script: []step{
+				watchHold(added(cm("a", "5")), bookmarked(initialEventsEnd("5"))),
+			},
+			wantCalls: []string{`watch rv="" match=NotOlderThan sendInitialEvents`},
+			wantOps:   []string{"replace [a] rv=5"},
+			wantRV:    "5",
+		},
+		{
+			name:                 "a ListerWatcher that declares it cannot serve a watch-list is listed, cycle after cycle",
+			opts:                 Options[cmT]{InitialList: WatchList},
+			watchListUnsupported: true,
+			script: []step{
+				listStep("10", cm("a", "10")),
+				watchClose(0, errorEvent(errExpired())),
+				listStep("11", cm("a", "10")),
+				watchHold(),
+			},
+			wantCalls: []string{`list rv="0" limit=500`, `watch rv="10"`, `list rv="10"`, `watch rv="11"`},
+			wantOps:   []string{"replace [a] rv=10", "replace [a] rv=11"},
+			wantRV:    "11",
+		},
+		{
 			name: "watch-list buffers the initial events, replaces at the end bookmark and keeps the same watch",
-			opts: Options[cmT]{WatchList: true},
+			opts: Options[cmT]{InitialList: WatchList},
 			script: []step{
 				watchHold(added(cm("a", "5")), added(cm("b", "6")), added(cm("c", "7")), deleted(cm("c", "8")),
 					bookmarked(initialEventsEnd("9")), modified(cm("a", "10"))),
@@ -270,7 +316,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a server that refuses watch-list gets the paged list instead",
-			opts: Options[cmT]{WatchList: true},
+			opts: Options[cmT]{InitialList: WatchList},
 			script: []step{
 				watchErr(errInternal()),
 				listStep("10", cm("a", "10")),
@@ -282,7 +328,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "after a 410, watch-list restarts at the last RV, and at RV \"\" if that is expired too",
-			opts: Options[cmT]{WatchList: true},
+			opts: Options[cmT]{InitialList: WatchList},
 			script: []step{
 				watchClose(0, bookmarked(initialEventsEnd("9")), errorEvent(errExpired())),
 				watchErr(errExpired()),
@@ -298,7 +344,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch-list stream that closes before the end bookmark starts over with an empty buffer",
-			opts: Options[cmT]{WatchList: true},
+			opts: Options[cmT]{InitialList: WatchList},
 			script: []step{
 				watchClose(2*time.Second, added(cm("a", "5"))),
 				watchHold(added(cm("b", "6")), bookmarked(initialEventsEnd("6"))),
@@ -312,7 +358,7 @@ func TestStateMachine(t *testing.T) {
 		},
 		{
 			name: "a watch-list refused with 429 is retried as a watch-list after a backoff",
-			opts: Options[cmT]{WatchList: true},
+			opts: Options[cmT]{InitialList: WatchList},
 			script: []step{
 				watchErr(errTooManyRequests()),
 				watchHold(bookmarked(initialEventsEnd("3"))),
@@ -336,7 +382,11 @@ func TestStateMachine(t *testing.T) {
 					store = bs
 				}
 				rs.replaceErr = tt.replaceErr
-				r, err := NewReflector(lw, store, tt.opts)
+				var source ListerWatcher[cmT] = lw
+				if tt.watchListUnsupported {
+					source = ListWatch[cmT]{ListFunc: lw.List, WatchFunc: lw.Watch, WatchListUnsupported: true}
+				}
+				r, err := NewReflector(source, store, tt.opts)
 				require.NoError(t, err)
 				runUntilExhausted(t, r, lw)
 

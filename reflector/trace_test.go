@@ -39,7 +39,7 @@ func traceOf(t *testing.T, opts Options[cmT], script ...step) []string {
 
 func TestTheReflectorTracesListsWatchesRelistsAndBackoffs(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		got := traceOf(t, Options[cmT]{},
+		got := traceOf(t, Options[cmT]{InitialList: PagedList},
 			listStep("10", cm("a", "9")),
 			watchClose(0, added(cm("b", "11")), bookmarked(bookmark("12")), errorEvent(errExpired())),
 			listErr(errExpired()),
@@ -85,6 +85,7 @@ func TestTheReflectorTracesEachResyncTickAndWhetherItResynced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ticks := 0
 		got := traceOf(t, Options[cmT]{
+			InitialList:  PagedList,
 			ResyncPeriod: time.Minute,
 			ShouldResync: func() bool { ticks++; return ticks == 2 },
 		},
@@ -107,7 +108,7 @@ func TestTheReflectorTracesEachResyncTickAndWhetherItResynced(t *testing.T) {
 
 func TestTheReflectorTracesAWatchListAndItsRestart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		got := traceOf(t, Options[cmT]{WatchList: true},
+		got := traceOf(t, Options[cmT]{InitialList: WatchList},
 			watchClose(2*time.Second, added(cm("a", "5"))), // closed before the end bookmark (S4)
 			watchHold(added(cm("a", "5")), added(cm("b", "6")), bookmarked(initialEventsEnd("9")), modified(cm("a", "10"))),
 		)

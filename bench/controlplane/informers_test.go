@@ -60,7 +60,7 @@ func BenchmarkDefaultsFactorySync100kPods(b *testing.B) {
 
 // BenchmarkFactoryLikeClientGoSync100kPods: as BenchmarkDefaultsFactorySync100kPods,
 // with our Factory configured as client-go 1.36 runs by default: the streaming
-// watch-list and RealFIFO (FactoryOptions{WatchList: true, Queue: RealFIFOQueue}).
+// watch-list and RealFIFO (FactoryOptions{InitialList: reflector.WatchList, Queue: RealFIFOQueue}).
 //
 // Fair: the same configuration on both sides (watch-list, RealFIFO, protobuf), the
 // same 100,000 Pods and rest.Config.
@@ -68,7 +68,7 @@ func BenchmarkFactoryLikeClientGoSync100kPods(b *testing.B) {
 	cfg := benchConfig(b)
 	pods100k.ensure(b, cfg)
 	benchmarkFactory[*corev1.Pod](b, cfg, pods100k, corev1.SchemeGroupVersion.WithResource("pods"),
-		informer.FactoryOptions{WatchList: true, Queue: informer.RealFIFOQueue},
+		informer.FactoryOptions{InitialList: reflector.WatchList, Queue: informer.RealFIFOQueue},
 		func(f clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer {
 			return f.Core().V1().Pods().Informer()
 		})

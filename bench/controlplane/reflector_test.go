@@ -185,7 +185,11 @@ func ourSync(b *testing.B, cfg *rest.Config, protobuf, watchList bool) {
 	var m syncMetrics
 	sidebyside.Loop(b, func() {
 		store := newOurMapStore()
-		r, err := reflector.NewReflector[*corev1.ConfigMap](lw, store, reflector.Options[*corev1.ConfigMap]{WatchList: watchList})
+		mode := reflector.PagedList
+		if watchList {
+			mode = reflector.WatchList
+		}
+		r, err := reflector.NewReflector[*corev1.ConfigMap](lw, store, reflector.Options[*corev1.ConfigMap]{InitialList: mode})
 		if err != nil {
 			b.Fatal(err)
 		}
