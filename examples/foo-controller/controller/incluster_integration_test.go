@@ -135,9 +135,22 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 	role := incluster.Find(rbac, "ClusterRole", "foo-controller")
 	require.NotNil(t, role)
 
-	t.Run("without list on foos it exits at once with the 403 as the reason the cache did not sync", func(t *testing.T) {
+	t.Run("without list on foos the watch-list still fills the cache: a watch needs only the watch verb", func(t *testing.T) {
 		require.NoError(t, incluster.Replace(ctx, env.Config, withoutVerb(t, role, "foos", "list")))
 		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "list", "samplecontroller.k8s.io", "foos"))
+		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
+
+		p := incluster.Start(t, binary, args, pod.Env)
+		_, err := p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
+		require.NoError(t, err, "the caches synced from the watch-list without a LIST")
+		require.NoError(t, p.Stop(30*time.Second))
+	})
+
+	t.Run("without list and watch on foos it exits at once with the 403 as the reason the cache did not sync", func(t *testing.T) {
+		// The watch-list is refused (403), so the reflector falls back to LIST in the
+		// same cycle, as client-go does; that 403 is the one WaitForCacheSync reports.
+		require.NoError(t, incluster.Replace(ctx, env.Config, withoutVerb(t, withoutVerb(t, role, "foos", "list"), "foos", "watch")))
+		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "watch", "samplecontroller.k8s.io", "foos"))
 		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
 
 		p := incluster.Start(t, binary, args, pod.Env)
