@@ -21,6 +21,8 @@ func main() {
 	workers := flag.Int("workers", 2, "number of workers syncing Foos in parallel")
 	resync := flag.Duration("resync", 30*time.Second, "informer resync period (0 disables)")
 	drain := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long the syncs in progress may take to finish")
+	pipeline := flag.String("pipeline", string(controller.DefaultPipeline),
+		`informer pipeline: "default" (RealFIFO fed by a watch-list, as client-go 1.36) or "classic" (DeltaFIFO fed by a paged LIST)`)
 	flag.Parse()
 
 	log := flags.MustLogger()
@@ -31,6 +33,7 @@ func main() {
 	}
 	c, err := controller.New(cfg, controller.Options{
 		Workers: *workers, ResyncPeriod: *resync, DrainTimeout: *drain, Logger: log,
+		Pipeline: controller.Pipeline(*pipeline),
 	})
 	if err != nil {
 		log.Error("building the controller", "err", err)

@@ -65,6 +65,10 @@ type Options struct {
 	Tracer *trace.Tracer
 	// Hooks let an experiment fail syncs or slow handlers (see Hooks).
 	Hooks Hooks
+	// Pipeline chooses both informers' queue and initial list: "" (or
+	// DefaultPipeline) is client-go 1.36's, ClassicPipeline the DeltaFIFO and paged
+	// LIST most of the literature describes, for comparing the two.
+	Pipeline Pipeline
 }
 
 // Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
@@ -98,6 +102,10 @@ type Controller struct {
 func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if cfg == nil {
 		return nil, errors.New("controller: nil *rest.Config")
+	}
+	queue, initialList, err := opts.Pipeline.options()
+	if err != nil {
+		return nil, err
 	}
 	c := &Controller{log: opts.Logger, tracer: opts.Tracer, hooks: opts.Hooks, workers: opts.Workers, drainTimeout: opts.DrainTimeout}
 	if c.log == nil {
@@ -135,7 +143,10 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{Scheme: scheme, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer})
+	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{
+		Scheme: scheme, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer,
+		Queue: queue, InitialList: initialList,
+	})
 	if c.foos, err = informer.For[*v1alpha1.Foo](c.factory, informer.Resource{GVR: v1alpha1.SchemeGroupVersion.WithResource("foos")}); err != nil {
 		return nil, fmt.Errorf("controller: Foo informer: %w", err)
 	}
