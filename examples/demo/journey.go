@@ -20,17 +20,20 @@ type step struct {
 func (s step) String() string { return string(s.stage) + " " + string(s.kind) }
 
 // toTheHandler is what every change passes first: the reflector sees it, the
-// DeltaFIFO queues it and hands it over, the informer writes the cache and fans it
+// informer's queue (trace.RealFIFO by default, trace.DeltaFIFO in the classic
+// pipeline) queues it and hands it over, the informer writes the cache and fans it
 // out, and the handler's listener buffers it and calls the handler. A Foo deletion
 // ends here, when the handler returns: foo-controller registers no Foo DeleteFunc.
-var toTheHandler = []step{
-	{trace.Reflector, trace.WatchEvent},
-	{trace.DeltaFIFO, trace.Queued},
-	{trace.DeltaFIFO, trace.Popped},
-	{trace.Informer, trace.Applied},
-	{trace.Informer, trace.FannedOut},
-	{trace.Listener, trace.Buffered},
-	{trace.Listener, trace.HandlerCalled},
+func toTheHandler(queue trace.Stage) []step {
+	return []step{
+		{trace.Reflector, trace.WatchEvent},
+		{queue, trace.Queued},
+		{queue, trace.Popped},
+		{trace.Informer, trace.Applied},
+		{trace.Informer, trace.FannedOut},
+		{trace.Listener, trace.Buffered},
+		{trace.Listener, trace.HandlerCalled},
+	}
 }
 
 // toTheWorker is the rest of the way once a handler adds a key: a worker gets it,
@@ -42,15 +45,39 @@ var toTheWorker = []step{
 	{trace.Workqueue, trace.Done},
 }
 
-var (
-	// fromWatchToWorker is a Foo change: enqueueFoo adds the Foo's own key.
-	fromWatchToWorker = slices.Concat(toTheHandler, toTheWorker)
-	// throughAMapping is a Deployment change: handleDeployment first maps the
-	// Deployment to its owner Foo's key.
-	throughAMapping = slices.Concat(toTheHandler, []step{{trace.Controller, trace.Mapped}}, toTheWorker)
-	// toTheHandlerReturn is a Foo deletion, which queues nothing.
-	toTheHandlerReturn = slices.Concat(toTheHandler, []step{{trace.Listener, trace.HandlerReturned}})
-)
+// fromWatchToWorker is a Foo change: enqueueFoo adds the Foo's own key.
+func fromWatchToWorker(queue trace.Stage) []step {
+	return slices.Concat(toTheHandler(queue), toTheWorker)
+}
+
+// throughAMapping is a Deployment change: handleDeployment first maps the Deployment
+// to its owner Foo's key.
+func throughAMapping(queue trace.Stage) []step {
+	return slices.Concat(toTheHandler(queue), []step{{trace.Controller, trace.Mapped}}, toTheWorker)
+}
+
+// toTheHandlerReturn is a Foo deletion, which queues nothing.
+func toTheHandlerReturn(queue trace.Stage) []step {
+	return slices.Concat(toTheHandler(queue), []step{{trace.Listener, trace.HandlerReturned}})
+}
+
+// filledBy returns how the informer named source filled its cache ("watch-list" or
+// "list": the Type of its first ListStarted) and the stage of its queue, as the trace
+// shows them; "" for what the trace does not show.
+func filledBy(events []trace.Event, source string) (list string, queue trace.Stage) {
+	for _, e := range events {
+		if e.Source != source {
+			continue
+		}
+		if list == "" && e.Stage == trace.Reflector && e.Kind == trace.ListStarted {
+			list = e.Type
+		}
+		if queue == "" && (e.Stage == trace.RealFIFO || e.Stage == trace.DeltaFIFO) {
+			queue = e.Stage
+		}
+	}
+	return list, queue
+}
 
 // journey describes one change to follow through the trace.
 type journey struct {
@@ -158,8 +185,9 @@ func watchEvent(source, key, typ, rv string) func(trace.Event) bool {
 // legend is printed once, before the first journey.
 const legend = `
 Each journey below is the trace of one change, stage by stage (package trace):
-  reflector   LIST and WATCH: the change arrives from the API server as a watch event
-  deltafifo   the informer's queue: deltas per object key, handed over in order
+  reflector   watch-list (or LIST) and WATCH: the change arrives from the API server as a watch event
+  realfifo    the informer's queue by default (client-go 1.36): every event in order, popped in batches
+  deltafifo   the classic queue, chosen by name: deltas grouped per object key
   informer    writes the change to the cache (the indexer), then fans it out to handlers
   listener    one per handler: buffers the notification, calls the handler
   workqueue   keys waiting for a worker: deduplicated, rate-limited on retry

@@ -34,7 +34,8 @@ const (
 //
 // Alongside the steps it prints to out the journey of the Foo through every stage of
 // the pipeline — for its create, its scale-up and its deletion — and of one Deployment
-// status change that maps back to the Foo's key, from a trace of the whole controller.
+// status change that maps back to the Foo's key, from a trace of the whole controller;
+// then the journey of the same create through the classic pipeline (pipelines.go).
 func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config) (err error) {
 	core, _, err := kube.NewRESTClient(cfg, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
 	if err != nil {
@@ -55,30 +56,9 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 	}
 	log.Info("step 1: CRD installed and Established: the API server now serves Foos", "crds", names)
 
-	// Why a bound: the trace of a demo is a few thousand events; a long run on a busy
-	// cluster should not grow without limit.
-	rec := &trace.Recorder{Max: 200_000}
-	c, err := controller.New(cfg, controller.Options{Logger: log.With("component", "foo-controller"), Tracer: trace.New(rec.Record)})
-	if err != nil {
-		return err
-	}
-	ctlCtx, stopController := context.WithCancel(ctx)
-	ctlDone := make(chan error, 1)
-	// Goroutine owned by fooTour: the controller; the deferred stop cancels it and
-	// waits for Run to return, on every path out of fooTour.
-	go func() { ctlDone <- c.Run(ctlCtx) }()
-	defer func() {
-		stopController()
-		if runErr := <-ctlDone; runErr != nil {
-			err = errors.Join(err, fmt.Errorf("controller: %w", runErr))
-		}
-		log.Info("step 8: controller stopped (workers finished, informers stopped)")
-	}()
-	log.Info("step 2: foo-controller running in this process (Foo and Deployment informers, 2 workers), traced")
 	if _, err := io.WriteString(out, legend); err != nil {
 		return err
 	}
-	fooKey := demoNamespace + "/" + fooName
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: demoNamespace}}
 	if err := core.Post().Resource("namespaces").Body(ns).Do(ctx).Error(); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -92,6 +72,29 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 			log.Warn("could not delete the demo namespace", "err", err)
 		}
 	}()
+	if err := defaultTour(ctx, log, out, cfg, foos, apps); err != nil {
+		return err
+	}
+	return classicCreate(ctx, log, out, cfg, foos)
+}
+
+// defaultTour is steps 2–8: foo-controller on the default pipeline (client-go
+// 1.36's: RealFIFO fed by a watch-list) creates, scales and loses a Foo's
+// Deployment, each change traced.
+func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client, apps rest.Interface) (err error) {
+	rec, stop, err := startController(ctx, log, cfg, controller.DefaultPipeline)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		err = errors.Join(err, stop())
+		log.Info("step 8: controller stopped (workers finished, informers stopped)")
+	}()
+	log.Info("step 2: foo-controller running in this process (Foo and Deployment informers, 2 workers), traced",
+		"pipeline", controller.DefaultPipeline.Describe())
+	fooKey := demoNamespace + "/" + fooName
+	queue := trace.RealFIFO
+
 	foo := &v1alpha1.Foo{
 		ObjectMeta: metav1.ObjectMeta{Name: fooName},
 		Spec:       v1alpha1.FooSpec{DeploymentName: fooName, Replicas: ptr.To[int32](1)},
@@ -115,12 +118,16 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 	log.Info("step 4: the controller created the Deployment, owned by the Foo",
 		"deployment", dep.Name, "ownerKind", ref.Kind, "owner", ref.Name, "replicas", *dep.Spec.Replicas, "image", dep.Spec.Template.Spec.Containers[0].Image)
 	if err := (journey{
-		title: "the Foo's create", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker,
+		title: "the Foo's create", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker(queue),
 		start: watchEvent("foos", fooKey, "ADDED", foo.ResourceVersion),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 4: %w", err)
 	}
-	log.Info("step 4: traced the Foo's create through every stage, from its watch event to the worker's sync")
+	how, err := checkPipeline(rec, controller.DefaultPipeline)
+	if err != nil {
+		return fmt.Errorf("step 4: %w", err)
+	}
+	log.Info("step 4: traced the Foo's create through every stage, from its watch event to the worker's sync", "foos", how)
 
 	if err := waitAvailable(ctx, log, foos, apps, 1, "step 5"); err != nil {
 		return err
@@ -143,7 +150,7 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 	}
 	log.Info("step 6: scaled the Foo to 3 replicas")
 	if err := (journey{
-		title: "the Foo's scale-up", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker,
+		title: "the Foo's scale-up", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker(queue),
 		start: watchEvent("foos", fooKey, "MODIFIED", scaledRV),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 6: %w", err)
@@ -156,7 +163,7 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 	// handleDeployment followed the owner reference to the Foo's key.
 	if err := (journey{
 		title: "a Deployment status change (availableReplicas reaching 3), mapped to the Foo's key",
-		key:   fooKey, sources: []string{"deployments", "handleDeployment"}, want: throughAMapping,
+		key:   fooKey, sources: []string{"deployments", "handleDeployment"}, want: throughAMapping(queue),
 		start: watchEvent("deployments", fooKey, "MODIFIED", ""), within: len(rec.Events()),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 6: %w", err)
@@ -167,7 +174,7 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 		return fmt.Errorf("step 7: deleting the Foo: %w", err)
 	}
 	if err := (journey{
-		title: "the Foo's deletion", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: toTheHandlerReturn,
+		title: "the Foo's deletion", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: toTheHandlerReturn(queue),
 		start: watchEvent("foos", fooKey, "DELETED", ""),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 7: %w", err)
