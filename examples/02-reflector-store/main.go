@@ -22,8 +22,9 @@ import (
 
 func main() {
 	namespace := flag.String("namespace", "default", "namespace whose ConfigMaps to mirror")
+	watchList := flag.Bool("watch-list", false, "fetch the state with a watch-list (the zero value, client-go 1.36's default) instead of a paged LIST")
 	stepmain.Main(func(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer) error {
-		return run(ctx, cfg, log, out, *namespace)
+		return run(ctx, cfg, log, out, *namespace, *watchList)
 	}, stepmain.Options{})
 }
 
@@ -61,7 +62,7 @@ func (s printingStore) Delete(cm *corev1.ConfigMap) error {
 
 // run mirrors the namespace's ConfigMaps into a store until ctx ends, then prints what
 // the store holds.
-func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer, namespace string) error {
+func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer, namespace string, watchList bool) error {
 	scheme, err := reflector.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return err
@@ -79,11 +80,19 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 		return err
 	}
 	store := indexer.New(indexer.Options[*corev1.ConfigMap]{})
-	r, err := reflector.NewReflector(lw, printingStore{store, out}, reflector.Options[*corev1.ConfigMap]{Logger: log})
+	// Why PagedList, by name: this step automates 01's LIST then WATCH. The zero value
+	// (reflector.WatchList, client-go 1.36's default) would fetch the same state as
+	// one streamed WATCH instead — same Replace, same events after it; -watch-list
+	// shows it.
+	mode := reflector.PagedList
+	if watchList {
+		mode = reflector.WatchList
+	}
+	r, err := reflector.NewReflector(lw, printingStore{store, out}, reflector.Options[*corev1.ConfigMap]{Logger: log, InitialList: mode})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "reflector %s: LIST then WATCH configmaps in %q\n", r.Name(), namespace)
+	fmt.Fprintf(out, "reflector %s: %v then WATCH configmaps in %q\n", r.Name(), mode, namespace)
 	// Run blocks: it lists, watches, re-watches on a clean end, relists on 410 Gone,
 	// and backs off on errors — until ctx ends.
 	r.Run(ctx)

@@ -19,7 +19,7 @@ func TestREADMESample(t *testing.T) {
 	cfg, ctx, core := steptest.DefaultNamespace(t)
 
 	out, stop := steptest.Start(ctx, func(ctx context.Context, w io.Writer) error {
-		return run(ctx, cfg, slog.New(slog.DiscardHandler), w, "default")
+		return run(ctx, cfg, slog.New(slog.DiscardHandler), w, "default", false)
 	})
 	out.WaitFor(t, "Replace ")
 	steptest.ConfigMap(t, ctx, core, "default", "demo", "1", false)

@@ -76,7 +76,10 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 	}
 	cache := indexer.New(indexer.Options[*corev1.ConfigMap]{})
 	fifo := deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[*corev1.ConfigMap]{KnownObjects: cache})
-	r, err := reflector.NewReflector(lw, fifo, reflector.Options[*corev1.ConfigMap]{Logger: log})
+	// The classic pipeline, by name: DeltaFIFO fed by a paged LIST, as the client-go
+	// literature draws it. (An informer's zero options use a RealFIFO fed by a
+	// watch-list instead; the DeltaFIFO's deltas would be the same.)
+	r, err := reflector.NewReflector(lw, fifo, reflector.Options[*corev1.ConfigMap]{Logger: log, InitialList: reflector.PagedList})
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Command 05-shared-informer runs one shared informer for ConfigMaps with two handlers:
 // "early", registered before Run, and "late", registered after the cache has synced.
 // Both see every object exactly once as an add (late gets the cache replayed, flagged
-// as part of the initial list), then the same live changes — from one LIST+WATCH and
+// as part of the initial list), then the same live changes — from one watch and
 // one cache. See README.md.
 package main
 
