@@ -22,12 +22,13 @@ func apiserverRestart() Scenario {
 		Question: "The apiserver restarts: what does the reflector do, and at which resourceVersion does it relist?",
 		Why: "While the apiserver is down, each watch attempt is refused and the reflector backs off (800ms doubling, with jitter) and tries the same resourceVersion again; a watch that reaches the new apiserver before its watch cache is filled gets 429 and is retried the same way. " +
 			"The new watch cache starts with one LIST from etcd, at etcd's current revision, and serves watches only from that revision on; which way the reflector resumes depends on whether its last resourceVersion is still in that window. " +
-			"etcd counts one revision for every write to any resource (a busy cluster renews Leases every few seconds), so usually something was written after the last event or bookmark the reflector saw: its resourceVersion is older than the new cache, the watch gets 410 Gone, and the reflector lists at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time. " +
-			"If nothing at all was written since, the new cache can serve that resourceVersion and the reflector simply watches again, without a LIST. " +
+			"etcd counts one revision for every write to any resource (a busy cluster renews Leases every few seconds), so usually something was written after the last event or bookmark the reflector saw: its resourceVersion is older than the new cache, the watch gets 410 Gone, and the reflector fetches the whole state at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time — " +
+			"by default, as in client-go 1.36, with a watch-list (resourceVersionMatch=NotOlderThan); the classic pipeline with a LIST at that resourceVersion. " +
+			"If nothing at all was written since, the new cache can serve that resourceVersion and the reflector simply watches again, without relisting. " +
 			"With RBAC on, as on kind, a retry that lands while the new apiserver is still loading its authorization caches (it serves before it is ready) is refused with 403 Forbidden instead; the reflector relists in the same way.",
 		Read: []string{
 			"docs/03-reflector.md (W2, W3, W8, L1) and docs/faq.md #3",
-			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
+			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/watchlist.go: Reflector.rewatchResourceVersion (Transition S1); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
 			"reflector/backoff.go: backoff.Next (800ms doubling to 30s, jitter)",
 		},
 		Fault: "restarts kube-apiserver",
@@ -87,7 +88,7 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	keys := inf.Indexer().ListKeys()
 	slices.Sort(keys)
 	want := []string{ns + "/after-restart", ns + "/before-restart", ns + "/cm-0", ns + "/cm-1", ns + "/cm-2"}
-	r.See("back-offs while it was down: %d; relists: %d (%s); LISTs after the restart: %d, at %s", backoffs, len(relists), reasonsOf(relists), len(lists), listRVs(lists))
+	r.See("back-offs while it was down: %d; relists: %d (%s); fetches of the full state after the restart: %d: %s", backoffs, len(relists), reasonsOf(relists), len(lists), listsOf(lists))
 	r.See("the informer caught up %s after the restart began", recovered.Round(time.Millisecond))
 
 	r.Check("the restart ended the watch", count(after, func(e trace.Event) bool { return e.Kind == trace.WatchEnded }) > 0, "watch ended events: %d",
@@ -95,23 +96,24 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	retried := retriedAfterRefusal(after, lastRV)
 	r.Check("while the apiserver was unreachable, the reflector backed off and retried the watch at the same resourceVersion",
 		retried, "a refused watch followed by a watch from rv=%s: %v", lastRV, retried)
-	r.Check("every LIST after the restart asked for the last resourceVersion, never \"0\" (which could go back in time)",
-		allAt(lists, lastRV), "last RV %s; LISTs at %s", lastRV, listRVs(lists))
+	r.Check("every relist after the restart asked for the last resourceVersion, never \"0\" (which could go back in time)",
+		allAt(lists, lastRV), "last RV %s; %s", lastRV, listsOf(lists))
 	r.Check("the cache holds exactly the server's objects afterwards", slices.Equal(keys, want), "%s", joinKeys(keys))
 	how := fmt.Sprintf("re-watched from rv=%s without listing", lastRV)
 	if len(lists) > 0 {
-		how = fmt.Sprintf("relisted at rv=%s after %s", listRVs(lists), reasonsOf(relists))
+		how = fmt.Sprintf("relisted (%s) after %s", listsOf(lists), reasonsOf(relists))
 	}
 	r.Answer = fmt.Sprintf("it backed off %d time(s) while the apiserver was down, then %s; the cache caught up %s after the restart began",
 		backoffs, how, recovered.Round(time.Millisecond))
 	return r, nil
 }
 
-// listRVs is the resourceVersions the LISTs asked for, e.g. `"75"`.
-func listRVs(lists []trace.Event) string {
+// listsOf says how each (re)list fetched the state and at which resourceVersion,
+// e.g. `watch-list at "75"` (the default) or `list at "75"` (the classic LIST).
+func listsOf(lists []trace.Event) string {
 	var out []string
 	for _, e := range lists {
-		out = append(out, fmt.Sprintf("%q", e.ResourceVersion))
+		out = append(out, fmt.Sprintf("%s at %q", e.Type, e.ResourceVersion))
 	}
 	if len(out) == 0 {
 		return "(none)"
@@ -119,7 +121,7 @@ func listRVs(lists []trace.Event) string {
 	return joinKeys(out)
 }
 
-// allAt reports whether every LIST asked for rv.
+// allAt reports whether every (re)list asked for rv.
 func allAt(lists []trace.Event, rv string) bool {
 	for _, e := range lists {
 		if e.ResourceVersion != rv {

@@ -13,19 +13,21 @@ import (
 )
 
 // compaction410: while the informer cannot reach the apiserver, an object is deleted
-// and etcd compacts its history; the re-watch gets 410 Gone, the reflector relists,
-// and the delete it never saw reaches the handler as a tombstone.
+// and etcd compacts its history; the re-watch gets 410 Gone, the reflector relists
+// (a watch-list, on the default pipeline), and the delete it never saw reaches the
+// handler as a tombstone.
 func compaction410() Scenario {
 	return Scenario{
 		Name:     "compaction-410",
 		Question: "etcd compacts the history while the watch is down: what does the informer do, and how does a handler hear of an object deleted while it was away?",
 		Why: "A watch resumes from the last resourceVersion it saw; once etcd has compacted past it, that history is gone and the server answers 410 Gone. " +
-			"The reflector then LISTs again and hands the DeltaFIFO the whole new state (Replace): every cached key the list no longer has becomes a Deleted delta " +
-			"carrying a DeletedFinalStateUnknown tombstone — the last state this client knew, since it never saw the real delete.",
+			"The reflector then fetches the whole state again — as client-go 1.36 does, with a watch-list from its last resourceVersion (resourceVersionMatch=NotOlderThan), the classic pipeline with a LIST — " +
+			"and the queue hands it over as one replacement: the RealFIFO as one ReplacedAll, which the informer diffs against its cache (client-go: processReplacedAllInfo); a DeltaFIFO diffs it key by key in Replace. " +
+			"Either way every cached key the new state lacks reaches the handlers as a delete carrying a DeletedFinalStateUnknown tombstone — the last state this client knew, since it never saw the real delete.",
 		Read: []string{
-			"docs/03-reflector.md (W8, L1, L3) and docs/02-deltafifo.md (Replace); docs/faq.md #3 and #9",
-			"reflector/watch.go: Reflector.watch (Transition W8); reflector/list.go: Reflector.list (Transition L3)",
-			"deltafifo/delta_fifo_replace.go: DeltaFIFO.Replace; indexer/tombstone.go: DeletedFinalStateUnknown",
+			"docs/03-reflector.md (W8, S1, S2) and docs/02-deltafifo.md (RealFIFO, Replace); docs/faq.md #3 and #9",
+			"reflector/watch.go: Reflector.watch (Transition W8); reflector/watchlist.go: Reflector.watchList (Transitions S1, S2)",
+			"deltafifo/real_fifo.go: RealFIFO.Replace; informer/deltas.go: SharedIndexInformer.replaceAll; indexer/tombstone.go: DeletedFinalStateUnknown",
 		},
 		Fault: "refuses the informer's connections and compacts etcd",
 		Run:   runCompaction410,
@@ -115,7 +117,7 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 			return true
 		case trace.Backoff:
 			return true
-		case trace.Queued, trace.HandlerCalled:
+		case trace.Queued, trace.Applied, trace.HandlerCalled:
 			return e.Key == ns+"/pt-1"
 		}
 		return false
@@ -123,11 +125,11 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Timeline(shown)
 	relists := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.Relist })
 	replaced := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.Replaced })
+	relisted := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.ListStarted })
 	rewatchedFromLast := count(after, func(e trace.Event) bool { return e.Kind == trace.WatchStarted && e.ResourceVersion == lastRV })
-	tombstones := 0
-	for _, e := range replaced {
-		tombstones += e.Tombstones
-	}
+	inferred := count(after, func(e trace.Event) bool {
+		return e.Stage == trace.Informer && e.Kind == trace.Applied && e.Key == ns+"/pt-1" && e.Type == "delete"
+	})
 	mu.Lock()
 	heard := append([]string(nil), deletes...)
 	mu.Unlock()
@@ -136,7 +138,9 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 
 	r.Check("the informer tried to resume from its last resourceVersion", rewatchedFromLast > 0, "%d watch(es) from rv=%s", rewatchedFromLast, lastRV)
 	r.Check("the server answered 410 Gone and the reflector relisted", len(relists) > 0 && containsAll(relists[0].Reason, "410"), "relist reasons: %s", reasonsOf(relists))
-	r.Check("the relist's Replace inferred one deletion", tombstones == 1, "%d tombstone(s) in %d Replace(s)", tombstones, len(replaced))
+	r.Check("the relist was a watch-list from the last resourceVersion, handed over as one ReplacedAll that the informer diffed against its cache",
+		len(relisted) == 1 && relisted[0].Type == "watch-list" && relisted[0].ResourceVersion == lastRV && len(replaced) == 1 && inferred == 1,
+		"relists: %s; %d Replace(s); the informer applied %d delete(s) of pt-1", listsOf(relisted), len(replaced), inferred)
 	r.Check("the handler heard pt-1's deletion as a tombstone, not as a watch event", len(heard) == 1 && containsAll(heard[0], ns+"/pt-1", "tombstone"), "%s", joinKeys(heard))
 	r.Check("pt-1 left the cache", !stillCached, "still cached: %v", stillCached)
 	r.Answer = fmt.Sprintf("the re-watch from rv=%s got 410 Gone, the reflector relisted, and the handler got pt-1's delete as a DeletedFinalStateUnknown tombstone (%d relist reason(s): %s)",

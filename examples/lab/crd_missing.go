@@ -17,15 +17,15 @@ import (
 	"github.com/kubeinternals/informers/trace"
 )
 
-// crdMissing: an informer for a resource whose CRD is not installed fails its LIST
-// with 404; WaitForCacheSync says so at once, and the informer, still running, syncs
+// crdMissing: an informer for a resource whose CRD is not installed fails its
+// watch-list and the LIST it falls back to with 404; WaitForCacheSync says so at once, and the informer, still running, syncs
 // at the first retry after the CRD is installed.
 func crdMissing() Scenario {
 	return Scenario{
 		Name:     "crd-missing",
 		Question: "The CRD is not installed yet: what does WaitForCacheSync say, and what happens once it is?",
-		Why: "Without the CRD the API server has no such resource, so the reflector's LIST fails with 404 Not Found; our WaitForCacheSync returns at once with that error, because waiting cannot fix a missing resource by itself (client-go's would wait until its stop channel and only log the reason). " +
-			"The informer does not stop: its reflector retries with backoff (800ms doubling, with jitter), and the first LIST after the CRD is Established succeeds, so the cache syncs within one backoff interval without any restart.",
+		Why: "Without the CRD the API server has no such resource, so the reflector's watch-list fails with 404 Not Found, and so does the LIST it falls back to in the same cycle (client-go 1.36 does the same); our WaitForCacheSync returns at once with that error, because waiting cannot fix a missing resource by itself (client-go's would wait until its stop channel and only log the reason). " +
+			"The informer does not stop: its reflector retries with backoff (800ms doubling, with jitter), and the first watch-list after the CRD is Established succeeds, so the cache syncs within one backoff interval without any restart.",
 		Read: []string{
 			"docs/faq.md #14 (WaitForCacheSync hangs forever) and docs/03-reflector.md (B1 backoff)",
 			"informer/wait.go: WaitForCacheSync",
@@ -128,8 +128,8 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Timeline(firstN(events, 25))
 	// Everything below is read from the trace alone, except where it is compared with
 	// the moment InstallCRD returned. Why: the server establishes the CRD up to one poll
-	// (20ms) before InstallCRD sees it, so a LIST may succeed a little before that moment.
-	var listed, retryAfter, waitingIn trace.Event // the first successful LIST, the LIST that led to it, the backoff before that
+	// (20ms) before InstallCRD sees it, so a list may succeed a little before that moment.
+	var listed, retryAfter, waitingIn trace.Event // the first successful list, the list request that led to it, the backoff before that
 	for i, e := range events {
 		if e.Kind == trace.Listed {
 			listed = e
@@ -152,13 +152,13 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 
 	r.See("WaitForCacheSync returned after %s: %v", missingTook.Round(time.Millisecond), errMissing)
 	r.See("called again as soon as InstallCRD returned (the CRD Established): %s", errText(errRightAfter))
-	r.See("failed LISTs: %d; backoffs after them: %s", failedLists, durations(backoffs))
-	r.See("the LIST that succeeded came at the end of a %s backoff, %s after InstallCRD returned (the CRD Established); the cache synced %s after InstallCRD returned",
-		waitingIn.Duration.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond), syncedAfter.Round(time.Millisecond))
+	r.See("failed cycles: %d; backoffs after them: %s", failedLists, durations(backoffs))
+	r.See("the %s that succeeded came at the end of a %s backoff, %s after InstallCRD returned (the CRD Established); the cache synced %s after InstallCRD returned",
+		retryAfter.Type, waitingIn.Duration.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond), syncedAfter.Round(time.Millisecond))
 
 	for _, e := range events {
 		if e.Kind == trace.WatchEvent && e.Key == ns+"/bar-1" {
-			r.See("bar-1: its POST, sent %s after InstallCRD returned, took %s (kube-apiserver's first write of the new resource); the LIST that synced the cache came meanwhile, with %d items; "+
+			r.See("bar-1: its POST, sent %s after InstallCRD returned, took %s (kube-apiserver's first write of the new resource); the list that synced the cache came meanwhile, with %d items; "+
 				"bar-1 arrived as a watch event as its POST returned (%+.1fms)",
 				postStart.Sub(established).Round(100*time.Microsecond), barCreated.Sub(postStart).Round(time.Millisecond), listed.Items, float64(e.Time.Sub(barCreated))/float64(time.Millisecond))
 		}
@@ -167,12 +167,12 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Check("WaitForCacheSync returned at once with the 404, not at its context's end",
 		errors.Is(errMissing, informer.ErrNotSynced) && apierrors.IsNotFound(errMissing) && !errors.Is(errMissing, context.DeadlineExceeded) && missingTook < awaitLong,
 		"after %s: 404 Not Found %v", missingTook.Round(time.Millisecond), apierrors.IsNotFound(errMissing))
-	r.Check("the reflector kept trying, with backoff", failedLists >= 1 && len(backoffs) >= 1, "failed LISTs: %d; backoffs: %s", failedLists, durations(backoffs))
+	r.Check("the reflector kept trying, with backoff", failedLists >= 1 && len(backoffs) >= 1, "failed cycles: %d; backoffs: %s", failedLists, durations(backoffs))
 	r.Check("the same informer listed and synced once the CRD was installed, no restart", !listed.Time.IsZero() && listed.Time.After(installStart) && inf.HasSynced(),
 		"listed %d items %s after InstallCRD returned", listed.Items, syncedAfter.Round(time.Millisecond))
-	r.Check("it waited out its backoff: the LIST that succeeded came when the backoff ended, not when the CRD appeared",
+	r.Check("it waited out its backoff: the list that succeeded came when the backoff ended, not when the CRD appeared",
 		!retryAfter.Time.IsZero() && !waitingIn.Time.IsZero() && !retryAfter.Time.Before(waitingIn.Time.Add(waitingIn.Duration)),
-		"backoff due to end %s after InstallCRD returned, LIST at %s", due.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond))
+		"backoff due to end %s after InstallCRD returned, list at %s", due.Round(time.Millisecond), retryAfter.Time.Sub(established).Round(time.Millisecond))
 	r.Check("WaitForCacheSync then returned nil, and bar-1 is in the cache", errSynced == nil, "%s", errText(errSynced))
 	r.Answer = fmt.Sprintf("at once (%s) an error carrying the 404: %q; the informer keeps retrying with backoff and, without a restart, synced %s after InstallCRD saw the CRD Established (at the end of its %s backoff)",
 		missingTook.Round(time.Millisecond), errText(errMissing), syncedAfter.Round(time.Millisecond), waitingIn.Duration.Round(time.Millisecond))

@@ -10,15 +10,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
 
-// deltaTypes: one object's life through the DeltaFIFO, each change with its delta
-// type, and the handler call each type becomes.
+// deltaTypes: one object's life through the DeltaFIFO (the classic pipeline, chosen
+// by name), each change with its delta type, and the handler call each type becomes.
 func deltaTypes() Scenario {
 	return Scenario{
 		Name:     "delta-types",
 		Question: "Why does each delta carry a type?",
+		Pipeline: "classic — DeltaFIFO fed by a paged LIST, chosen by name (FactoryOptions{Queue: informer.DeltaFIFOQueue, InitialList: reflector.PagedList}), because the delta types are DeltaFIFO's. " +
+			"The default RealFIFO queues the same Added, Updated and Deleted deltas for watch events, but a relist as one ReplacedAll and a resync as one SyncAll for the whole cache, " +
+			"which the informer diffs against its cache to produce the same handler calls.",
 		Why: "Because the queue must tell the informer what to do to its cache, and the same object arrives in five ways: a watch ADDED, MODIFIED or DELETED event (Added, Updated, Deleted), " +
 			"a periodic resync re-delivering what the cache holds (Sync), and a full LIST after the watch could not resume (Replaced), which may or may not carry a change. " +
 			"The informer turns Added, Updated, Sync and Replaced into an add or an update depending on whether the cache already has the object, and an update with an unchanged resourceVersion is a resync that reaches only handlers due one; Deleted becomes a delete, with a tombstone when a relist inferred it.",
@@ -43,7 +47,9 @@ func runDeltaTypes(ctx context.Context, lab *Lab) (*Report, error) {
 	// Why the handler is due at every relist: its period equals the informer's check
 	// period, and the reflector restarts its resync timer after each check, so every
 	// check finds the handler due (informer/processor.go shouldResync).
-	o, err := newObserved[*corev1.PodTemplate](lab, lab.Watched, labelled(ns, "podtemplates"), informer.FactoryOptions{ResyncPeriod: resyncEvery})
+	o, err := newObserved[*corev1.PodTemplate](lab, lab.Watched, labelled(ns, "podtemplates"), informer.FactoryOptions{
+		ResyncPeriod: resyncEvery, Queue: informer.DeltaFIFOQueue, InitialList: reflector.PagedList,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ func factoryStart() Scenario {
 		Name:     "factory-start",
 		Question: "What does factory Start do — which goroutines, when does listing begin — and what happens to an informer requested after Start?",
 		Why: "For only builds an informer; Start launches one goroutine per informer not yet started, which calls Run: Run starts the processor (one goroutine per handler), " +
-			"the reflector (it LISTs at once, then WATCHes, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
+			"the reflector (at once it opens a watch-list — client-go 1.36's default; the classic pipeline LISTs — and goes on watching, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
 			"An informer requested after Start is not running: nothing lists, Factory.WaitForCacheSync returns ErrNotStarted naming it (client-go's skips it and reports success with the cache empty — kubernetes/kubernetes#92777), waiting on the informer itself blocks until the context ends, and only a second Start (which starts nothing twice) brings it up.",
 		Read: []string{
 			"docs/04-informer.md (The goroutines of one running informer) and docs/faq.md #14",
@@ -149,14 +149,14 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 	r.See("trace events between For and Start (%s): %d", idle.Round(time.Millisecond), eventsBeforeStart)
 	r.Timeline(kinds(all, trace.ListStarted, trace.Listed, trace.WatchStarted))
 	if len(firstList) > 0 {
-		r.See("the ConfigMaps LIST began %s after the Start call; the Secrets LIST %s after the second Start",
+		r.See("the ConfigMaps %s began %s after the Start call; the Secrets one %s after the second Start", firstList[0].Type,
 			firstList[0].Time.Sub(startAt).Round(time.Microsecond), offsetOf(secretLists, secondAt))
 	}
 	r.See("library goroutines Start added (1 informer, 1 handler), from the goroutine profile:")
 	for _, l := range describeGoroutines(added) {
 		r.See("  %s", l)
 	}
-	r.See("the Secrets informer, requested after Start: HasStarted()=%v; LISTs for it: %d", lateStarted, secretListsBefore)
+	r.See("the Secrets informer, requested after Start: HasStarted()=%v; lists (watch-list or LIST) for it: %d", lateStarted, secretListsBefore)
 	r.See("  factory.WaitForCacheSync returned %v after %s, with %d Secrets cached", errText(factoryErr), factoryTook.Round(time.Microsecond), secretsCachedThen)
 	r.See("  informer.WaitForCacheSync(Secrets) returned after %s: %v", lateTook.Round(time.Millisecond), errText(lateErr))
 	r.See("library goroutines the second Start added (1 informer, no handler):")
@@ -168,7 +168,7 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 		"SharedIndexInformer.Run → processLoop: pops the queue, writes the cache": 1,
 		"sharedProcessor.run: the processor":                                      1,
 		"listener.run: one handler's goroutine":                                   1,
-		"Reflector.Run: LIST, then WATCH":                                         1,
+		"Reflector.Run: watch-list (or LIST), then WATCH":                         1,
 		"streamWatch.receive: the open watch's decoder":                           1,
 	}
 	wantSecond := map[string]int{}
@@ -177,14 +177,14 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 			wantSecond[role] = n
 		}
 	}
-	r.Check("nothing happened before Start: no LIST, no trace event at all", eventsBeforeStart == 0,
+	r.Check("nothing happened before Start: no list, no trace event at all", eventsBeforeStart == 0,
 		"%d events in the %s between For and Start", eventsBeforeStart, idle.Round(time.Millisecond))
-	r.Check("Start began the LIST right away, from a goroutine of its own", len(firstList) == 1 && firstList[0].Time.After(startAt),
-		"%d ConfigMaps LIST, %s after Start", len(firstList), offsetOf(firstList, startAt))
+	r.Check("Start began the list right away, from a goroutine of its own", len(firstList) == 1 && firstList[0].Time.After(startAt),
+		"%d ConfigMaps list (%s), %s after Start", len(firstList), listsOf(firstList), offsetOf(firstList, startAt))
 	r.Check("Start added N + 4 goroutines for 1 handler: Run/processLoop, processor, 1 listener, reflector, watch decoder",
 		sameCounts(added, wantFirst), "%d added: %s", total(added), summary(added))
 	r.Check("the informer requested after Start was not running", !lateStarted && secretListsBefore == 0,
-		"HasStarted()=%v, %d Secrets LIST", lateStarted, secretListsBefore)
+		"HasStarted()=%v, %d Secrets lists", lateStarted, secretListsBefore)
 	r.Check("factory.WaitForCacheSync refused at once with ErrNotStarted, naming the Secrets informer; its cache was empty",
 		errors.Is(factoryErr, informer.ErrNotStarted) && strings.Contains(errText(factoryErr), "secrets") && factoryTook < lateWait && secretsCachedThen == 0,
 		"returned %v after %s, %d Secrets cached", errText(factoryErr), factoryTook.Round(time.Microsecond), secretsCachedThen)
@@ -192,10 +192,10 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 		errors.Is(lateErr, informer.ErrNotSynced) && errors.Is(lateErr, context.DeadlineExceeded) && lateTook >= lateWait,
 		"after %s: %v", lateTook.Round(time.Millisecond), errText(lateErr))
 	r.Check("the second Start started only the new informer", cmLists == 1 && len(secretLists) == 1 && sameCounts(addedSecond, wantSecond),
-		"ConfigMaps LISTs %d, Secrets LISTs %d; %d goroutines added: %s", cmLists, len(secretLists), total(addedSecond), summary(addedSecond))
-	r.Answer = fmt.Sprintf("Start launched %d goroutines for 1 informer with 1 handler and its LIST began %s later; an informer requested after Start stayed idle "+
-		"(no LIST; factory.WaitForCacheSync returned ErrNotStarted at once, waiting on the informer blocked for the whole %s timeout) until a second Start, which added %d goroutines for it alone",
-		total(added), offsetOf(firstList, startAt), lateWait, total(addedSecond))
+		"ConfigMaps lists %d, Secrets lists %d; %d goroutines added: %s", cmLists, len(secretLists), total(addedSecond), summary(addedSecond))
+	r.Answer = fmt.Sprintf("Start launched %d goroutines for 1 informer with 1 handler and its list (%s) began %s later; an informer requested after Start stayed idle "+
+		"(no list; factory.WaitForCacheSync returned ErrNotStarted at once, waiting on the informer blocked for the whole %s timeout) until a second Start, which added %d goroutines for it alone",
+		total(added), listsOf(firstList), offsetOf(firstList, startAt), lateWait, total(addedSecond))
 	return r, nil
 }
 

@@ -72,7 +72,7 @@ var goroutineRoles = []struct{ contains, role string }{
 	{"informer.(*sharedProcessor[...]).run", "sharedProcessor.run: the processor"},
 	{"reflector.(*streamWatch[...]).receive", "streamWatch.receive: the open watch's decoder"},
 	{"reflector.(*Reflector[...]).resyncLoop", "Reflector.resyncLoop: the resync timer"},
-	{"reflector.(*Reflector[...]).Run", "Reflector.Run: LIST, then WATCH"},
+	{"reflector.(*Reflector[...]).Run", "Reflector.Run: watch-list (or LIST), then WATCH"},
 	{"informer.(*SharedIndexInformer[...]).processLoop", "SharedIndexInformer.Run → processLoop: pops the queue, writes the cache"},
 	{"informer.(*SharedIndexInformer[...]).Run", "Run's sync watcher: waits for the first list"},
 }

@@ -23,6 +23,10 @@ type Scenario struct {
 	// Read lists where the book and the code explain it: a chapter (docs/…), and
 	// file: Function pairs.
 	Read []string
+	// Pipeline, if not empty, says which informer pipeline the scenario chooses by
+	// name instead of the default one (client-go 1.36's: a RealFIFO fed by a
+	// watch-list), and why. Empty: every informer of the scenario has the default.
+	Pipeline string
 	// Fault, if not empty, is the fault the scenario injects. It needs the local
 	// control plane; on a $KUBECONFIG cluster the scenario is skipped with this reason.
 	Fault string
@@ -83,7 +87,11 @@ func (r *Report) Observed() bool {
 
 // print writes the scenario's four parts: Question, What we do, What we saw, Why.
 func (s Scenario) print(w io.Writer, r *Report) {
-	fmt.Fprintf(w, "\n━━ %s ━━\n\nQuestion\n  %s\n\nWhat we do\n", s.Name, s.Question)
+	fmt.Fprintf(w, "\n━━ %s ━━\n\nQuestion\n  %s\n\n", s.Name, s.Question)
+	if s.Pipeline != "" {
+		fmt.Fprintf(w, "Pipeline\n  %s\n\n", s.Pipeline)
+	}
+	fmt.Fprintf(w, "What we do\n")
 	for _, d := range r.Did {
 		fmt.Fprintf(w, "  • %s\n", d)
 	}
