@@ -202,8 +202,9 @@ func benchmarkInformerSync[T indexer.Object, L runtime.Object](b *testing.B, cfg
 		m := syncMetrics{unit: "ms/synced"}
 		sidebyside.Loop(b, func() {
 			inf := informer.NewSharedIndexInformer[T](lw, informer.Options[T]{
-				Queue:    informer.RealFIFOQueue,
-				Indexers: indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
+				Queue:       informer.RealFIFOQueue,
+				InitialList: reflector.PagedList, // client-go's side is classicListWatch
+				Indexers:    indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
 			})
 			if strip {
 				if err := inf.SetTransform(func(o T) (T, error) {
