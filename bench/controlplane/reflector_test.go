@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubeinternals/informers/bench/internal/cpusample"
 	"github.com/kubeinternals/informers/bench/internal/heapsample"
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
 	"github.com/kubeinternals/informers/reflector"
@@ -51,6 +52,7 @@ type syncMetrics struct {
 	ops            int
 	firstReplace   time.Duration
 	peakMB, liveMB float64
+	cpu            cpusample.Total
 }
 
 func (m *syncMetrics) report(b *testing.B) {
@@ -62,6 +64,7 @@ func (m *syncMetrics) report(b *testing.B) {
 	b.ReportMetric(float64(m.firstReplace.Milliseconds())/n, unit)
 	b.ReportMetric(m.peakMB/n, "MB-heap-peak")
 	b.ReportMetric(m.liveMB/n, "MB-live-after")
+	m.cpu.Report(b)
 }
 
 // ourMapStore is the plain store for our reflector: namespace/name → object.
@@ -226,6 +229,7 @@ func (m *syncMetrics) measure(b *testing.B, run func(context.Context), replaced 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	start := time.Now()
+	m.cpu.Start()
 	// Goroutine owned by this iteration: the reflector; it exits when cancel is called.
 	go func() {
 		defer close(done)
@@ -237,6 +241,7 @@ func (m *syncMetrics) measure(b *testing.B, run func(context.Context), replaced 
 		b.Fatal("no Replace within 2 minutes")
 	}
 	m.firstReplace += time.Since(start)
+	m.cpu.Stop()
 	m.ops++
 	peak, live := heap.Finish(b)
 	m.peakMB += peak
@@ -302,7 +307,7 @@ var bareListOptions = metav1.ListOptions{ResourceVersion: "0"}
 
 func ourBareList(b *testing.B, cfg *rest.Config, protobuf bool) {
 	lw := ourConfigMapLW(b, cfg, protobuf)
-	sidebyside.Loop(b, func() {
+	cpusample.Loop(b, func() {
 		res, err := lw.List(context.Background(), bareListOptions)
 		if err != nil || len(res.Items) != reflectorBenchObjects {
 			b.Fatalf("list: %d items, %v", len(res.Items), err)
@@ -315,7 +320,7 @@ func clientGoBareList(b *testing.B, cfg *rest.Config, protobuf bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sidebyside.Loop(b, func() {
+	cpusample.Loop(b, func() {
 		list, err := cs.CoreV1().ConfigMaps(reflectorBenchNamespace).List(context.Background(), bareListOptions)
 		if err != nil {
 			b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubeinternals/informers/bench/internal/cpusample"
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			sidebyside.Pair(b, func(b *testing.B) {
 				lw := ourConfigMapLW(b, cfg, protobuf)
-				sidebyside.Loop(b, func() {
+				cpusample.Loop(b, func() {
 					w, err := lw.Watch(context.Background(), opts)
 					if err != nil {
 						b.Fatal(err)
@@ -54,7 +55,7 @@ func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 					b.Fatal(err)
 				}
 				cms := cs.CoreV1().ConfigMaps(reflectorBenchNamespace)
-				sidebyside.Loop(b, func() {
+				cpusample.Loop(b, func() {
 					w, err := cms.Watch(context.Background(), opts)
 					if err != nil {
 						b.Fatal(err)

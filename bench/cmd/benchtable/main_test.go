@@ -9,9 +9,11 @@ import (
 // benchstatCSV runs the benchstat this module pins (go tool benchstat) the way
 // `make bench` does, on testdata/results.txt: six rounds a side of three benchmarks,
 // in go test's output format, with the round=/impl= names sidebyside.Pair gives.
-func benchstatCSV(t *testing.T) string {
+func benchstatCSV(t *testing.T) string { return benchstatCSVOf(t, "testdata/results.txt") }
+
+func benchstatCSVOf(t *testing.T, results string) string {
 	t.Helper()
-	cmd := exec.Command("go", "tool", "benchstat", "-col", "/impl@(client-go ours)", "-ignore", "/round", "-format", "csv", "testdata/results.txt")
+	cmd := exec.Command("go", "tool", "benchstat", "-col", "/impl@(client-go ours)", "-ignore", "/round", "-format", "csv", results)
 	cmd.Stderr = nil // benchstat's notes ("all samples are equal") go to stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -85,5 +87,33 @@ func TestEveryBenchmarkSaysWhyItIsFair(t *testing.T) {
 				t.Errorf("%s: Benchmark%s has no \"Fair:\" paragraph in its doc comment", dir, name)
 			}
 		}
+	}
+}
+
+// Rows that report the client's CPU and peak heap (the control-plane rows) get them
+// in the main table, each ratio with its range; a CPU range reaching beyond
+// [median×0.67, median×1.5] is flagged as too wide to decide.
+func TestControlPlaneRowsShowTheClientsCPUAndPeakHeapWithRanges(t *testing.T) {
+	results, err := parseCSV(strings.NewReader(benchstatCSVOf(t, "testdata/clientcost.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render(results, map[string]benchDoc{})
+	t.Logf("table:\n%s", got)
+	for _, want := range []string{
+		"| benchmark | ours | client-go | time ratio (range) | client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |",
+		// CPU 50 ms ±4% against 100 ms ±2%: 0.50, decided; the heap peak 40M against 50M.
+		"| ClientSteady | 425 ms ±29% | 210 ms ±48% | 2.02 (0.97–5.02) tie | 50 ms ±4% | 0.50 (0.47–0.53) | 0.80 (0.80–0.80) | 0.80 | 0.80 |",
+		"| ClientNoisy | 425 ms ±29% | 210 ms ±48% | 2.02 (0.97–5.02) tie | 55 ms ±82% | 0.55 (0.10–1.02) tie **wide** |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(got, "| ClientSteady | cpu-ms/op |") || strings.Contains(got, "| ClientSteady | B-heap-peak |") {
+		t.Error("CPU and peak heap are in the main table, not repeated under Other metrics")
+	}
+	if !strings.Contains(got, "| ClientSteady | B-live-after |") {
+		t.Error("the other custom metrics are still listed")
 	}
 }

@@ -14,6 +14,18 @@ const (
 	allocsUnit = "allocs/op"
 )
 
+// The client-cost units of the control-plane rows (cpusample.Unit, and heapsample's
+// MB-heap-peak as benchstat names it): when a package's rows report them, its main
+// table shows them beside wall time, each ratio with its range.
+const (
+	cpuUnit  = "cpu-ms/op"
+	peakUnit = "B-heap-peak"
+)
+
+// wideRange is how far a ratio's range may reach from its median and still decide a
+// row: [median×0.67, median×1.5]. A client-CPU range wider than that is flagged.
+const wideLow, wideHigh = 0.67, 1.5
+
 // base is the benchmark function a row belongs to: "Lister/n=1k" → "Lister".
 func base(name string) string {
 	b, _, _ := strings.Cut(name, "/")
@@ -69,6 +81,10 @@ func samplesText(rows []*result) string {
 }
 
 func mainTable(b *strings.Builder, rows []*result) {
+	if hasUnit(rows, cpuUnit) {
+		clientCostTable(b, rows)
+		return
+	}
 	b.WriteString("| benchmark | ours | client-go | time ratio (range) | ours B/op | client-go B/op | B/op ratio | allocs/op ratio |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
@@ -81,11 +97,47 @@ func mainTable(b *strings.Builder, rows []*result) {
 	}
 }
 
+// clientCostTable is the main table of rows measured against a control plane: wall
+// time (noisy: the apiserver shares the cores), then what the client itself spent —
+// its CPU time and its peak heap, each ratio with its range — and B/op.
+func clientCostTable(b *strings.Builder, rows []*result) {
+	b.WriteString("| benchmark | ours | client-go | time ratio (range) | client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		t, cpu := r.units[timeUnit], r.units[cpuUnit]
+		cpuText := ratioRange(cpu)
+		if wide(cpu) {
+			cpuText += " **wide**"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name,
+			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t),
+			withCI(cpu, ours, formatMillis), cpuText, ratioRange(r.units[peakUnit]),
+			ratioText(r.units[bytesUnit]), ratioText(r.units[allocsUnit]))
+	}
+}
+
+func hasUnit(rows []*result, unit string) bool {
+	for _, r := range rows {
+		if r.units[unit] != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// wide reports whether m's ratio range reaches beyond [median×wideLow, median×wideHigh].
+func wide(m *[2]measure) bool {
+	r, lo, hi, ok := ratioBounds(m)
+	return ok && (lo < r*wideLow || hi > r*wideHigh)
+}
+
+func formatMillis(v float64) string { return formatCount(v) + " ms" }
+
 func otherMetrics(b *strings.Builder, rows []*result) {
 	var lines []string
 	for _, r := range rows {
 		for _, u := range r.order {
-			if u == timeUnit || u == bytesUnit || u == allocsUnit {
+			if u == timeUnit || u == bytesUnit || u == allocsUnit || u == cpuUnit || u == peakUnit {
 				continue
 			}
 			m := r.units[u]
@@ -125,22 +177,34 @@ func fairness(b *strings.Builder, rows []*result, docs map[string]benchDoc) {
 
 // timeRatio is ours ÷ client-go with its range: each median moved to the far end of
 // its confidence interval. A range containing 1.0 is a tie.
-func timeRatio(m *[2]measure) string {
-	if m == nil || !m[ours].ok || !m[clientGo].ok || m[clientGo].median == 0 {
+func timeRatio(m *[2]measure) string { return ratioRange(m) }
+
+// ratioRange is timeRatio for any unit.
+func ratioRange(m *[2]measure) string {
+	r, lo, hi, ok := ratioBounds(m)
+	if !ok {
 		return "–"
 	}
-	o, c := m[ours], m[clientGo]
-	r := o.median / c.median
-	lo := o.median * (1 - o.ci) / (c.median * (1 + c.ci))
-	hi := math.Inf(1)
-	if c.ci < 1 {
-		hi = o.median * (1 + o.ci) / (c.median * (1 - c.ci))
-	}
-	s := fmt.Sprintf("%.2f (%s–%s)", r, formatRatio(max(lo, 0)), formatRatio(hi))
+	s := fmt.Sprintf("%.2f (%s–%s)", r, formatRatio(lo), formatRatio(hi))
 	if lo <= 1 && 1 <= hi {
 		s += " tie"
 	}
 	return s
+}
+
+// ratioBounds is ours ÷ client-go of the medians and its range.
+func ratioBounds(m *[2]measure) (r, lo, hi float64, ok bool) {
+	if m == nil || !m[ours].ok || !m[clientGo].ok || m[clientGo].median == 0 {
+		return 0, 0, 0, false
+	}
+	o, c := m[ours], m[clientGo]
+	r = o.median / c.median
+	lo = max(o.median*(1-o.ci)/(c.median*(1+c.ci)), 0)
+	hi = math.Inf(1)
+	if c.ci < 1 {
+		hi = o.median * (1 + o.ci) / (c.median * (1 - c.ci))
+	}
+	return r, lo, hi, true
 }
 
 func formatRatio(v float64) string {
