@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -66,6 +65,10 @@ type codec[T Object] struct {
 	framer    runtime.Framer  // splits a watch stream into frames
 	newObject func() T        // an empty T to decode into
 	newList   func() runtime.Object
+	// fast, if set, decodes protobuf objects and lists of T's kind without copying
+	// their bytes (protoenvelope.go); nil for JSON and for types without generated
+	// Unmarshal methods.
+	fast *fastDecoder
 }
 
 // newTypedCodec builds the codec for a Go type registered in scheme (e.g.
@@ -105,7 +108,14 @@ func newTypedCodec[T Object](scheme *runtime.Scheme, gv schema.GroupVersion, pro
 	if !ok || info.StreamSerializer == nil {
 		return nil, fmt.Errorf("%w: no streaming serializer for %s", ErrInvalidOptions, mediaType)
 	}
+	var fast *fastDecoder
+	_, objectOK := any(newObject()).(unmarshaler)
+	list, _ := scheme.New(listGVK)
+	if _, listOK := list.(unmarshaler); protobuf && objectOK && listOK {
+		fast = &fastDecoder{apiVersion: gv.String(), kind: gvk.Kind, listKind: listGVK.Kind}
+	}
 	return &codec[T]{
+		fast:      fast,
 		mediaType: mediaType,
 		protobuf:  protobuf,
 		// Why WithoutVersionDecoder: like client-go's typed clients, clear apiVersion
@@ -151,6 +161,15 @@ func pointerElem[T any]() (reflect.Type, error) {
 //
 // client-go: tools/pager/pager.go ListPager.ListWithAlloc
 func (c *codec[T]) decodeList(body []byte) (ListResult[T], error) {
+	if c.fast != nil {
+		list := c.newList()
+		if ok, err := c.fast.decode(body, c.fast.listKind, list.(unmarshaler)); ok {
+			if err != nil {
+				return ListResult[T]{}, fmt.Errorf("decode list: %w", err)
+			}
+			return itemsOf[T](list)
+		}
+	}
 	obj, _, err := c.objects.Decode(body, nil, c.newList())
 	if err != nil {
 		return ListResult[T]{}, fmt.Errorf("decode list: %w", err)
@@ -161,18 +180,22 @@ func (c *codec[T]) decodeList(body []byte) (ListResult[T], error) {
 // decodeEvent decodes one watch frame. A *DecodeError means "log and skip this
 // event"; decodeEvent returns no other error.
 func (c *codec[T]) decodeEvent(frame []byte) (Event[T], error) {
-	var we metav1.WatchEvent
-	var err error
+	var typ watch.EventType
+	var raw []byte
 	if c.protobuf {
-		err = we.Unmarshal(frame)
+		// The frame's fields as sub-slices: no copy of the object's bytes.
+		t, object, err := unwrapWatchEvent(frame)
+		if err != nil {
+			return Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
+		}
+		typ, raw = eventType(t), object
 	} else {
-		err = json.Unmarshal(frame, &we)
+		var we metav1.WatchEvent
+		if err := json.Unmarshal(frame, &we); err != nil {
+			return Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
+		}
+		typ, raw = watch.EventType(we.Type), we.Object.Raw
 	}
-	if err != nil {
-		return Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
-	}
-	typ := watch.EventType(we.Type)
-	raw := we.Object.Raw
 	switch typ {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 		obj, err := c.decodeObject(raw)
@@ -183,8 +206,18 @@ func (c *codec[T]) decodeEvent(frame []byte) (Event[T], error) {
 	case watch.Error:
 		return Event[T]{Type: typ, Status: c.decodeStatus(raw)}, nil
 	default:
-		return Event[T]{}, &DecodeError{EventType: typ, Key: c.recoverKey(raw), Err: fmt.Errorf("unknown watch event type %q", we.Type)}
+		return Event[T]{}, &DecodeError{EventType: typ, Key: c.recoverKey(raw), Err: fmt.Errorf("unknown watch event type %q", typ)}
 	}
+}
+
+// eventType converts a watch event's type without allocating for the known ones.
+func eventType(b []byte) watch.EventType {
+	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(b) == string(t) {
+			return t
+		}
+	}
+	return watch.EventType(b)
 }
 
 // decodeObject decodes raw into a fresh T.
@@ -192,6 +225,15 @@ func (c *codec[T]) decodeObject(raw []byte) (T, error) {
 	var zero T
 	if len(raw) == 0 {
 		return zero, errors.New("event has no object")
+	}
+	if c.fast != nil {
+		obj := c.newObject()
+		if ok, err := c.fast.decode(raw, c.fast.kind, any(obj).(unmarshaler)); ok {
+			if err != nil {
+				return zero, err
+			}
+			return obj, nil
+		}
 	}
 	obj, _, err := c.objects.Decode(raw, nil, c.newObject())
 	if err != nil {
@@ -266,12 +308,11 @@ func (c *codec[T]) recoverKey(raw []byte) string {
 // behind a 4-byte magic, and every kind's field 1 is its ObjectMeta. We read only
 // that first field, so a corrupt field after it does not hide the name.
 func protobufObjectName(raw []byte) (namespace, name string) {
-	body, ok := bytes.CutPrefix(raw, protobufMagic)
-	var u runtime.Unknown
-	if !ok || u.Unmarshal(body) != nil {
+	env, err := unwrapEnvelope(raw)
+	if err != nil {
 		return "", ""
 	}
-	b := u.Raw
+	b := env.raw
 	tag, n := binary.Uvarint(b)
 	if n <= 0 || tag != 1<<3|2 { // field 1, length-delimited
 		return "", ""
