@@ -5,9 +5,9 @@
 // The pipeline, top to bottom, with the package that implements each stage:
 //
 //	kube-apiserver
-//	    │  LIST (paged) / WATCH (a stream of events) / watch-list stream
+//	    │  watch-list stream (or a paged LIST) / WATCH (a stream of events)
 //	    ▼
-//	reflector.Reflector ──Add/Update/Delete/Replace/Resync──▶ deltafifo.DeltaFIFO (or RealFIFO)
+//	reflector.Reflector ──Add/Update/Delete/Replace/Resync──▶ deltafifo.RealFIFO (or DeltaFIFO)
 //	                                                               │ Pop
 //	                                                               ▼
 //	                                  informer (processLoop) ──▶ indexer.Indexer (the cache)
@@ -20,6 +20,11 @@
 //	                                                               │ Get/Done/Forget
 //	                                                               ▼
 //	                                       worker: read the cache, reconcile, write via REST
+//
+// With zero options every stage is client-go 1.36's: the reflector fetches the state as
+// a watch-list and the informer queues it in a RealFIFO. The classic pipeline most of
+// the literature describes, a paged LIST into a DeltaFIFO, is one option away
+// (informer.Options{Queue: informer.DeltaFIFOQueue, InitialList: reflector.PagedList}).
 //
 // Reading order: indexer (what "the cache" is), deltafifo (how changes queue up),
 // reflector (how changes arrive from the API server), informer (how the three compose

@@ -2,12 +2,16 @@
 // the watch saw goes in, in order, and one consumer goroutine pops it and applies it
 // to the cache. Two queues are provided, both satisfying Queue:
 //
-//   - DeltaFIFO, the classic queue: one entry per key holding every change (Deltas)
-//     since the key was last popped. It consults the consumer's cache
-//     (KnownObjects) to infer deletes that a relist reveals. Default in this module.
-//   - RealFIFO, the queue client-go 1.36 informers use: one entry per event, in
-//     arrival order; a relist is a single ReplacedAll delta and the consumer infers
-//     the deletes. It also batches (BatchQueue).
+//   - RealFIFO, the queue every client-go 1.36 informer uses, and this module's
+//     informers unless told otherwise (informer.RealFIFOQueue is the zero
+//     QueueKind): one entry per event, in arrival order; a relist is a single
+//     ReplacedAll delta and the consumer infers the deletes. It also batches
+//     (BatchQueue).
+//   - DeltaFIFO, the classic queue most of the literature describes (client-go's
+//     informers ran on it until 1.32; informer.DeltaFIFOQueue chooses it): one entry
+//     per key holding every change (Deltas) since the key was last popped. It
+//     consults the consumer's cache (KnownObjects) to infer deletes that a relist
+//     reveals.
 //
 // # Where this sits
 //
@@ -16,9 +20,9 @@
 //	    ▼
 //	reflector ──Add/Update/Delete/Replace/Resync/Bookmark──▶ ┏━━━━━━━━━━━━━━━━━━━━━━━┓
 //	                                                         ┃ deltafifo (this pkg)  ┃
-//	                                                         ┃ DeltaFIFO or RealFIFO ┃
+//	                                                         ┃ RealFIFO or DeltaFIFO ┃
 //	                                                         ┗━━━━━━━━━━━┯━━━━━━━━━━━┛
-//	                                                                     │ Pop / PopBatch
+//	                                                                     │ PopBatch / Pop
 //	                                                                     ▼
 //	                                   informer processLoop ──▶ indexer (the cache)
 //	                                                                     │

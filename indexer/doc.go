@@ -6,19 +6,20 @@
 //	kube-apiserver
 //	    │ LIST / WATCH
 //	    ▼
-//	reflector ──▶ deltafifo (DeltaFIFO or RealFIFO)
+//	reflector ──▶ deltafifo (RealFIFO or DeltaFIFO)
 //	                  │ Pop
 //	                  ▼
 //	informer ──▶ ┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓
 //	             ┃ indexer.Indexer  (this package: the cache)        ┃
 //	             ┗━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┛
 //	                  │ Lister.List / Get, ByIndex     ▲ KnownObjects (ListKeys, GetByKey)
-//	                  ▼                                │ for the DeltaFIFO's Replace
+//	                  ▼                                │ for the classic DeltaFIFO's Replace
 //	your workers: read the cache, reconcile
 //
 // The informer applies every popped delta to the Indexer (Add, Update, Delete, or
-// Replace after a relist); workers read it through a Lister or ByIndex; the DeltaFIFO
-// asks it which keys it knows, to infer deletions a relist reveals.
+// Replace after a relist); workers read it through a Lister or ByIndex. Behind the
+// default RealFIFO the informer itself diffs a relist against it; the classic
+// DeltaFIFO asks it which keys it knows, to infer deletions a relist reveals.
 //
 // # The data structure
 //

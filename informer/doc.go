@@ -1,8 +1,11 @@
-// Package informer composes the reflector, a queue (DeltaFIFO or RealFIFO) and the
+// Package informer composes the reflector, a queue (RealFIFO or DeltaFIFO) and the
 // indexer into a shared informer: one list+watch and one cache per resource, fanned
-// out to any number of event handlers.
+// out to any number of event handlers. The zero Options are client-go 1.36's informer:
+// a RealFIFO fed by a watch-list (a LIST when the server refuses one). The classic
+// pipeline, DeltaFIFO fed by a paged LIST, is chosen by name:
+// Options{Queue: DeltaFIFOQueue, InitialList: reflector.PagedList}.
 //
-//	reflector ──▶ DeltaFIFO/RealFIFO ──Pop──▶ [processLoop ──▶ indexer] ──distribute──▶ listeners ──▶ handlers
+//	reflector ──▶ RealFIFO/DeltaFIFO ──Pop──▶ [processLoop ──▶ indexer] ──distribute──▶ listeners ──▶ handlers
 //	                                           ^^^^^^^^^^^^ this package ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 //
 // What happens to one change, step by step:
@@ -47,14 +50,15 @@
 //   - Generic: SharedIndexInformer[T]; handlers receive T, never interface{}; a delete
 //     inferred by a relist carries a typed tombstone in a separate parameter, so the
 //     classic obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written.
-//   - Default queue: DeltaFIFO, and a paged LIST then WATCH (the classic path most
-//     explanations describe). client-go 1.36 informers always use RealFIFO (its
-//     InOrderInformers gate is GA and locked on) and watch-list by default (its
-//     WatchListClient gate is beta and on). Options.Queue = RealFIFOQueue and
-//     Options.WatchList = true select the same; both queues pass the same test suite,
-//     but handlers see the same events in the same order only with RealFIFO (DeltaFIFO
-//     groups an object's changes, and drops a delete of a key the cache does not
-//     hold). docs/defaults.md has the full table.
+//   - The classic pipeline is an option per informer. The zero values match client-go
+//     1.36 (RealFIFO: its InOrderInformers gate is GA and locked on; watch-list: its
+//     WatchListClient gate is on), where the classic pipeline can only be reached
+//     through process-wide gates, and not at all for the queue. Here Options.Queue =
+//     DeltaFIFOQueue and Options.InitialList = reflector.PagedList choose it for one
+//     informer; both pipelines pass the same test suite, but behind DeltaFIFO handlers
+//     see an object's changes grouped (another order across objects) and no delete of
+//     a key the cache does not hold. An unknown value is an error wrapping
+//     reflector.ErrInvalidOptions. docs/defaults.md lists what we keep different.
 //   - One goroutine per listener instead of three, and no channel hop per
 //     notification (listener.go); backlog high-water mark exposed (Registration.HighWater)
 //     and logged at 1024, 2048, …. client-go logs no backlog; its processorListener.run

@@ -1,21 +1,23 @@
 // Package reflector keeps a local store in step with one resource of a Kubernetes API
-// server: it LISTs everything once, then WATCHes for changes, and starts over with a
-// new LIST whenever the watch cannot safely go on. It is client-go's Reflector and
-// pager (tools/cache/reflector.go, tools/pager), rebuilt on k8s.io/client-go/rest
-// alone, with the object type as a type parameter.
+// server: it fetches the whole state once, then WATCHes for changes, and fetches it again
+// (relists) whenever the watch cannot safely go on. By default, as in client-go 1.35+, the
+// state arrives as a watch-list — one watch that streams it and stays open — with a paged
+// LIST as the fallback; InitialList: PagedList chooses the classic LIST then WATCH. It is
+// client-go's Reflector and pager (tools/cache/reflector.go, tools/pager), rebuilt on
+// k8s.io/client-go/rest alone, with the object type as a type parameter.
 //
 // # Where it sits
 //
 //	kube-apiserver
-//	    │  LIST (paged) / WATCH (JSON or protobuf stream) / watch-list stream
+//	    │  watch-list stream / LIST (paged) / WATCH (JSON or protobuf stream)
 //	    ▼
 //	reflector.Reflector ◀── this package: ListerWatcher, Pager, Reflector
 //	    │  Add / Update / Delete / Replace / Resync (+ Bookmark)
 //	    ▼
-//	deltafifo.DeltaFIFO or RealFIFO (or any Store) ──▶ informer ──▶ indexer, handlers
+//	deltafifo.RealFIFO or DeltaFIFO (or any Store) ──▶ informer ──▶ indexer, handlers
 //
 // The reflector writes into the small Store interface it defines (the consumer owns
-// the interface); DeltaFIFO, RealFIFO and the indexer satisfy it. It never reads the
+// the interface); RealFIFO, DeltaFIFO and the indexer satisfy it. It never reads the
 // store back.
 //
 // # The state machine
@@ -23,17 +25,21 @@
 // Run repeats one cycle — get the full state, then watch — until ctx ends. Every
 // transition below is marked in the code with a "Transition <id>" comment (grep for
 // "Transition L3"); L1, L2, L5, P1 and S6 are the functions relistResourceVersion,
-// list, Run, Pager.List and the end-bookmark warning in watch.go.
+// list, Run, Pager.List and the end-bookmark warning in watch.go. The path is decided
+// once, in NewReflector: WATCH-LIST (S*) with the default InitialList, WatchList; LIST
+// (L*, P1) with PagedList or a ListerWatcher that implements WatchListUnsupporter and
+// returns true, and as the fallback of a refused watch-list (S5). WATCH (W*) follows
+// either. A relist is the next cycle's fetch, by the same path.
 //
-//	       ┌─────────────────────── BACKOFF (800ms·2ⁿ ≤ 30s, +jitter) ◀──────────────┐
-//	       ▼                                                                         │
-//	┌── WatchList? ──yes──▶ WATCH-LIST ──end bookmark──▶ Replace ──┐                 │
-//	│                         │ refused                            │ same stream     │
-//	no                        ▼                                    ▼                 │
-//	└───────────────────────▶ LIST ──ok──▶ Replace ──────────────▶ WATCH ──relist────┘
-//	                          │ error ──────────────────────────────────────────────┘
+//	       ┌─────────────────────────────── BACKOFF (800ms·2ⁿ ≤ 30s, +jitter) ◀────────────────┐
+//	       ▼                                                                                   │
+//	┌── watch-list? ──yes (the default)──▶ WATCH-LIST ──end bookmark──▶ Replace ──┐            │
+//	│                                        │ refused                            │ same       │
+//	no: PagedList, or the ListerWatcher      ▼                                    ▼ stream     │
+//	└── cannot serve one ──────────────────▶ LIST ──ok──▶ Replace ──────────────▶ WATCH ─relist┘
+//	                                         │ error ──────────────────────────────────────────┘
 //
-// LIST (client-go: tools/cache/reflector.go Reflector.list)
+// LIST — the classic path, and the fallback (client-go: tools/cache/reflector.go Reflector.list)
 //
 //   - L1 list at relistResourceVersion: "0" the first time (any recent state; the watch
 //     cache answers), the last synced RV afterwards ("at least this new": never back
@@ -46,18 +52,19 @@
 //     list again at once at RV "".
 //     client-go: tools/cache/reflector.go isExpiredError, isTooLargeResourceVersionError
 //   - L4 success → store.Replace(items, rv); lastSyncRV = rv → WATCH.
-//   - L5 any other error → the cycle ends → BACKOFF → LIST.
+//   - L5 any other error → the cycle ends → BACKOFF → relist.
 //   - P1 (Pager) follows continue tokens; a 410 on a later page → one full list at the
 //     original RV. client-go: tools/pager/pager.go ListPager.list
 //
-// WATCH (client-go: tools/cache/reflector.go Reflector.watch, handleAnyWatch)
+// WATCH — both paths; after a watch-list, first on its own stream (client-go:
+// tools/cache/reflector.go Reflector.watch, handleAnyWatch)
 //
 //   - W1 watch from lastSyncRV with allowWatchBookmarks and a random timeout in
 //     [5m, 10m) (MinWatchTimeout raises it). Why bookmarks: they keep lastSyncRV fresh
 //     on a quiet resource, so a re-watch is less likely to get 410 and relist.
 //   - W2 refused with connection refused or 429 → back off → W1 at the same RV, no relist.
 //     client-go: tools/cache/reflector.go isWatchErrorRetriable
-//   - W3 refused otherwise → BACKOFF → LIST.
+//   - W3 refused otherwise → BACKOFF → relist.
 //   - W4 ADDED / MODIFIED / DELETED → store.Add / Update / Delete; lastSyncRV advances
 //     (after a watch from RV ""/"0", only once a non-ADDED event proves the synthetic
 //     ADDEDs are over).
@@ -65,13 +72,14 @@
 //     BookmarkStore is told the RV).
 //   - W6 the stream ends without an error (the server's timeout, or a connection
 //     closed or reset on the way) → W1 at once, no relist.
-//   - W7 closed in under 1s with no events (ErrVeryShortWatch) → BACKOFF → LIST.
-//   - W8 ERROR event 410 Expired → BACKOFF → LIST at lastSyncRV (the RV is NOT marked
-//     unavailable: a list at that RV may still be served; L3 handles it if not).
+//   - W7 closed in under 1s with no events (ErrVeryShortWatch) → BACKOFF → relist.
+//   - W8 ERROR event 410 Expired → BACKOFF → relist at lastSyncRV (the RV is NOT marked
+//     unavailable: that RV may still be served; S3 or L3 handles it if not).
 //   - W9 ERROR event 429 → back off → W1.
-//   - W10 any other ERROR event, or a failed Resync → BACKOFF → LIST.
+//   - W10 any other ERROR event, or a failed Resync → BACKOFF → relist.
 //
-// WATCH-LIST, with Options.WatchList (client-go: tools/cache/reflector.go Reflector.watchList)
+// WATCH-LIST — the default, InitialList: WatchList (client-go: tools/cache/reflector.go
+// Reflector.watchList)
 //
 //   - S1 watch with sendInitialEvents=true, resourceVersionMatch=NotOlderThan, at the
 //     last synced RV ("" at first or when unavailable); the server sends one ADDED per
@@ -82,7 +90,8 @@
 //   - S4 closed before the end bookmark → S1 with an empty buffer (a close within 1s
 //     with no events is ErrVeryShortWatch, handled by S5).
 //   - S5 refused otherwise (e.g. an old server), or ended before the end bookmark by
-//     any other error → LIST, in the same cycle.
+//     any other error → LIST, in the same cycle (client-go:
+//     Reflector.ListAndWatchWithContext); the next cycle tries S1 again.
 //   - S6 while the end bookmark is missing, a 10s ticker checks the stream and warns
 //     when no event has arrived yet or the last one is at least 10s old; a stream
 //     still delivering initial events is not warned about.
@@ -110,21 +119,22 @@
 //
 // # Reading order
 //
-// store.go (what the reflector writes into), listerwatcher.go (what it reads from),
-// reflector.go (Options, Run, the cycle loop), list.go, pager.go, watch.go,
-// watchlist.go, resync.go, backoff.go, errors.go, trace.go (what it reports to
-// Options.Tracer: one event per transition, see package trace); then the wire:
-// restclient.go, restlw.go, decode.go, streamwatch.go; fakewatch.go for tests.
+// store.go (what the reflector writes into), listerwatcher.go (what it reads from, and
+// WatchListUnsupporter), reflector.go (InitialList, Options, Run), list.go (one cycle),
+// pager.go, watch.go, watchlist.go, resync.go, backoff.go, errors.go, trace.go (what it
+// reports to Options.Tracer: one event per transition, see package trace); then the
+// wire: restclient.go, restlw.go, decode.go, streamwatch.go; fakewatch.go for tests.
 //
 // # client-go 1.35+ defaults and ours
 //
-//	                       client-go v0.36.3                        this package
-//	initial state          watch-list stream (WatchListClient gate)  paged LIST; WatchList: true streams
-//	wire format            protobuf for built-ins in typed clients   JSON; Protobuf: true
-//	                       and generated informers; JSON otherwise
-//	backoff                800ms ×2 ≤30s, jitter 1.0, reset 2m       same numbers (reset rule below)
-//	watch timeout          random [5m, 10m)                          same
-//	page size              500                                       same
+//	                  client-go v0.36.3                          this package
+//	initial state     watch-list stream (WatchListClient gate),  the same (InitialList zero value
+//	                  LIST if refused or unsupported             WatchList); PagedList: the LIST
+//	wire format       protobuf for built-ins in typed clients    JSON; Protobuf: true (the
+//	                  and generated informers; JSON otherwise    informer Factory: as client-go)
+//	backoff           800ms ×2 ≤30s, jitter 1.0, reset 2m        same numbers (reset rule below)
+//	watch timeout     random [5m, 10m)                           same
+//	page size         500                                        same
 //
 // # Differences from client-go
 //

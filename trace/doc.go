@@ -4,7 +4,7 @@
 //	kube-apiserver
 //	     │ LIST / WATCH
 //	     ▼
-//	reflector ──▶ DeltaFIFO / RealFIFO ──▶ informer ──▶ indexer
+//	reflector ──▶ RealFIFO / DeltaFIFO ──▶ informer ──▶ indexer
 //	                                          │ fan-out
 //	                                          ▼
 //	                              listener (one per handler) ──▶ your handler
@@ -65,7 +65,7 @@
 // offsets from the first event:
 //
 //	+0.000ms  reflector  foos  watch event MODIFIED default/example-foo rv=812
-//	+0.041ms  deltafifo  foos  queued Updated default/example-foo rv=812 (2 deltas pending, queue 1)
+//	+0.041ms  realfifo   foos  queued Updated default/example-foo rv=812 (queue 1)
 //
 // docs/07-reading-a-trace.md walks through a whole journey, stage by stage.
 //
