@@ -40,7 +40,8 @@ const (
 	// DeltaFIFOQueue groups the changes of one object into one queue entry
 	// (handlers still get every change) and diffs a relist against the cache key by
 	// key: the classic path most of the client-go literature describes, and what
-	// client-go used before 1.36. Choose it by name.
+	// client-go's informers used until the InOrderInformers gate turned on (beta and
+	// on by default in 1.33, GA and locked on in 1.36). Choose it by name.
 	DeltaFIFOQueue
 )
 

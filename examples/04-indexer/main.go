@@ -91,7 +91,7 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 		case <-tick.C:
 		}
 		if r.LastSyncResourceVersion() == "" {
-			continue // the first LIST has not been stored yet
+			continue // the first list (a watch-list, by default) has not been stored yet
 		}
 		s, err := snapshot(idx)
 		if err != nil {

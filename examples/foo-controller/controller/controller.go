@@ -221,7 +221,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	// registrations means every existing Foo is in the queue before workers start.
 	//
 	// Why keep waiting on 404: started before its CRD (sample-controller's README
-	// order), the Foo informer's LIST gets 404 until the CRD is installed; the
+	// order), the Foo informer's watch-list (and LIST fallback) gets 404 until the CRD is installed; the
 	// reflector keeps retrying, and the controller starts once it appears, saying
 	// every few seconds why it waits. A 403 still ends Run at once: waiting cannot fix
 	// a missing RBAC permission.

@@ -10,8 +10,8 @@
 //
 //   - InstallCRD returns nil only after every CRD in the manifest has the condition
 //     Established=True: from then on LIST/WATCH of the new resource work. Starting an
-//     informer earlier makes its first LIST fail with 404, and its cache never syncs
-//     until the reflector retries.
+//     informer earlier makes its first watch-list (and the LIST it falls back to)
+//     fail with 404, and its cache never syncs until the reflector retries.
 //   - Installing is idempotent: it uses server-side apply, so running it twice, or on a
 //     cluster that already has the CRD, updates in place instead of failing with
 //     AlreadyExists.
