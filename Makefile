@@ -48,9 +48,9 @@ demo: check-go
 lab: check-go
 	@bash hack/with-cluster.sh $(GO) run ./examples/lab $(NAME)
 
-## explore: the pipeline live in the browser — foo-controller traced, buttons for changes and faults; prints the URL (ADDR=127.0.0.1:8077)
+## explore: the pipeline live in the browser — foo-controller traced, buttons for changes and faults; prints the URL (ADDR=127.0.0.1:8077, PIPELINE=default|classic)
 explore: check-go
-	@bash hack/with-cluster.sh $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077)
+	@bash hack/with-cluster.sh $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077) -pipeline $(or $(PIPELINE),default)
 
 ## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG and PATH lines (its kubectl first), so eval "$$(make cluster)" works
 cluster: controlplane

@@ -47,6 +47,7 @@ type args struct {
 
 // Bounds of the inputs: enough to see every behaviour, small enough for a laptop.
 const (
+	maxName     = 40
 	maxReplicas = 10
 	maxTimes    = 10
 	maxDelay    = 5 * time.Second
@@ -65,7 +66,10 @@ type action struct {
 	Lab, Chapter string
 	// Fault: needs the local control plane.
 	Fault bool
-	run   func(ctx context.Context, w world, a args) (string, error)
+	// Creates: the action creates the object it names, so repeat-last, which runs it
+	// again, gives it a fresh name when that one exists (freshNames).
+	Creates bool
+	run     func(ctx context.Context, w world, a args) (string, error)
 }
 
 // Needs reports whether the action takes the input field.
@@ -82,8 +86,8 @@ func (a action) Needs(field string) bool {
 func (a action) validate(in args) error {
 	var problems []string
 	if a.Needs("name") {
-		if errs := validation.IsDNS1123Label(in.Name); len(errs) > 0 || len(in.Name) > 40 {
-			problems = append(problems, fmt.Sprintf("name %q must be a lowercase DNS label of at most 40 characters (a-z, 0-9, '-')", in.Name))
+		if errs := validation.IsDNS1123Label(in.Name); len(errs) > 0 || len(in.Name) > maxName {
+			problems = append(problems, fmt.Sprintf("name %q must be a lowercase DNS label of at most %d characters (a-z, 0-9, '-')", in.Name, maxName))
 		}
 	}
 	if a.Needs("replicas") && (in.Replicas == nil || *in.Replicas < 0 || *in.Replicas > maxReplicas) {
@@ -125,14 +129,7 @@ func (s *server) serveAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in args
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		httpError(w, http.StatusBadRequest, "the body must be one JSON object of the action's fields: "+err.Error())
-		return
-	}
-	if dec.Decode(&struct{}{}) != io.EOF {
-		httpError(w, http.StatusBadRequest, "the body must be one JSON object, with nothing after it")
+	if !decodeBody(w, r, &in) {
 		return
 	}
 	if err := act.validate(in); err != nil {
@@ -150,17 +147,37 @@ func (s *server) serveAction(w http.ResponseWriter, r *http.Request) {
 		httpError(w, statusOf(err), act.Name+": "+err.Error())
 		return
 	}
+	s.remember(act, in)
 	writeJSON(w, http.StatusOK, map[string]string{"did": did, "expect": act.Expect})
+}
+
+// decodeBody decodes the request's body, one JSON object of v's fields and nothing
+// else, into v; on failure it answers 400 and reports false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		httpError(w, http.StatusBadRequest, "the body must be one JSON object of the action's fields: "+err.Error())
+		return false
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		httpError(w, http.StatusBadRequest, "the body must be one JSON object, with nothing after it")
+		return false
+	}
+	return true
 }
 
 // statusOf maps an action's error to an HTTP status: the apiserver's own code for
 // its refusals (404 no such Foo, 409 already exists, 422 invalid), 409 for a fault
-// this cluster cannot inject, 502 for anything else the cluster did.
+// this cluster cannot inject or a repeat out of fresh names, 503 while the explorer
+// shuts down, 502 for anything else the cluster did.
 func statusOf(err error) int {
 	var status apierrors.APIStatus
 	switch {
-	case errors.Is(err, cluster.ErrNeedsLocalControlPlane):
+	case errors.Is(err, cluster.ErrNeedsLocalControlPlane), errors.Is(err, errNamesTaken):
 		return http.StatusConflict
+	case errors.Is(err, errStopping):
+		return http.StatusServiceUnavailable
 	case errors.As(err, &status) && status.Status().Code >= 400 && status.Status().Code < 500:
 		return int(status.Status().Code)
 	default:

@@ -107,14 +107,20 @@ func TestOnlyThePageItselfCanAct(t *testing.T) {
 		{"to a rebound host name", func(r *http.Request) { r.Host = "evil.example:80" }, 403, "unexpected Host"},
 		{"as a GET", func(r *http.Request) { r.Method = http.MethodGet }, 405, "POST"},
 	}
-	for _, c := range cases {
-		t.Run("an action "+c.name+" is refused", func(t *testing.T) {
-			code, body := ts.post(t, "cut-watch", `{}`, c.change)
-			assert.Equal(t, c.code, code, body)
-			assert.Contains(t, message(t, body), c.says)
-		})
+	// Why the pipeline control too: a switch restarts the controller, a repeat acts on
+	// the cluster; they pass the same checks as every button.
+	endpoints := []struct{ action, body string }{{"cut-watch", `{}`}, {switchPipeline, `{"pipeline":"classic"}`}, {repeatLast, `{}`}}
+	for _, e := range endpoints {
+		for _, c := range cases {
+			t.Run(e.action+" "+c.name+" is refused", func(t *testing.T) {
+				code, body := ts.post(t, e.action, e.body, c.change)
+				assert.Equal(t, c.code, code, body)
+				assert.Contains(t, message(t, body), c.says)
+			})
+		}
 	}
 	assert.Empty(t, ts.world.Calls())
+	assert.Empty(t, ts.runs.Log(), "no refused switch started a controller")
 
 	t.Run("the page and the stream refuse a rebound host name too", func(t *testing.T) {
 		for _, path := range []string{"/", "/events", "/state", "/journey?key=a/b"} {
@@ -174,18 +180,22 @@ func TestClusterErrorsKeepTheirMeaning(t *testing.T) {
 	}
 }
 
-// FuzzActionBody: whatever the body, every action answers 200 or a 4xx, never a
-// 5xx, and never panics.
+// FuzzActionBody: whatever the body, every action — the pipeline control's included —
+// answers 200 or a 4xx, never a 5xx, and never panics.
 func FuzzActionBody(f *testing.F) {
-	all := actions()
+	var all []string
+	for _, a := range actions() {
+		all = append(all, a.Name)
+	}
+	all = append(all, switchPipeline, repeatLast)
 	for i := range all {
-		for _, seed := range []string{`{"name":"demo","replicas":2}`, `{}`, `{"name":null}`, `[1,2]`, `{"delayMs":-9999999999999}`, "\x00"} {
+		for _, seed := range []string{`{"name":"demo","replicas":2}`, `{}`, `{"name":null}`, `[1,2]`, `{"delayMs":-9999999999999}`, "\x00", `{"pipeline":"classic"}`} {
 			f.Add(uint8(i), seed)
 		}
 	}
 	ts := startTestServer(f, true, nil)
 	f.Fuzz(func(t *testing.T, which uint8, body string) {
-		action := all[int(which)%len(all)].Name
+		action := all[int(which)%len(all)]
 		code, resp := ts.post(t, action, body)
 		if code != 200 && (code < 400 || code >= 500) {
 			t.Fatalf("%s %q: %d %s", action, body, code, resp)

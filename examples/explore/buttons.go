@@ -11,7 +11,7 @@ import (
 func actions() []action {
 	return []action{
 		{
-			Name: "create-foo", Label: "Create Foo", Fields: []string{"name", "replicas"},
+			Name: "create-foo", Label: "Create Foo", Fields: []string{"name", "replicas"}, Creates: true,
 			Expect: "The Foo's journey: the Foo reflector's watch event ADDED → queued → applied to the indexer → enqueueFoo → workqueue → a worker, which creates the Deployment <name>-deployment. " +
 				"Follow the Deployment's key to see its own journey join the Foo's: handleDeployment maps it to the Foo's key, and more reconciles follow as its status changes.",
 			Lab: "callback-order", Chapter: "docs/07-reading-a-trace.md#reading-a-journey-line-by-line",

@@ -32,23 +32,30 @@ const ringSize = 20000
 // explorer is the running explorer: the controller, traced into the hub, and the
 // server of the page.
 type explorer struct {
-	URL     string
-	ctl     *controller.Controller
-	hub     *hub
-	srv     *http.Server
-	done    chan struct{} // closed to end the event streams
-	served  chan error    // Serve's result
-	stopCtl func() error
+	URL    string
+	runner *runner
+	hub    *hub
+	srv    *http.Server
+	done   chan struct{} // closed to end the event streams
+	served chan error    // Serve's result
 }
 
-// startExplorer installs the Foo CRD, starts foo-controller on c traced into a hub,
-// and serves the page on ln. Stop undoes it.
-func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log *slog.Logger) (x *explorer, err error) {
+// startExplorer installs the Foo CRD, starts foo-controller on c on pipeline p,
+// traced into a hub, and serves the page on ln. Stop undoes it.
+func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log *slog.Logger, p controller.Pipeline) (x *explorer, err error) {
+	var r *runner
 	defer func() {
 		if err != nil {
 			ln.Close()
+			if r != nil {
+				// Why: its context would otherwise never be cancelled; no controller ran.
+				_ = r.stop()
+			}
 		}
 	}()
+	if _, err := parsePipeline(string(p)); err != nil {
+		return nil, err
+	}
 	if _, err := crd.InstallCRD(ctx, c.Direct, artifacts.CRD(), crd.Options{Logger: log}); err != nil {
 		return nil, fmt.Errorf("installing the Foo CRD: %w", err)
 	}
@@ -56,31 +63,30 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 	if err != nil {
 		return nil, err
 	}
-	var ctl *controller.Controller
-	h := newHub(layout{
+	x = &explorer{done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/"}
+	x.hub = newHub(layout{
 		Informers: []string{"foos", "deployments"},
 		Handlers:  []string{controller.FooHandler, controller.DeploymentHandler},
 		HandlerOf: map[string]string{controller.FooHandler: "foos", controller.DeploymentHandler: "deployments"},
 		Workers:   2,
 	}, ringSize, func() map[string]cacheSize {
+		ctl := x.controller()
+		if ctl == nil {
+			return nil
+		}
 		return map[string]cacheSize{"foos": sizeOf(ctl.Foos().Indexer()), "deployments": sizeOf(ctl.Deployments().Indexer())}
 	})
-	ctl, err = controller.New(c.Watched, controller.Options{Workers: 2, Logger: log, Tracer: trace.New(h.Record), Hooks: w.hooks()})
+	// Every controller the runner starts, on either pipeline, gets these: one tracer
+	// into one hub, the buttons' hooks.
+	opts := controller.Options{Workers: 2, Logger: log, Tracer: trace.New(x.hub.Record), Hooks: w.hooks()}
+	r = newRunner(ctx, x.hub, buildController(c.Watched, opts), log)
+	x.runner = r
+	s, err := newServer(x.hub, w, x.runner, ln.Addr().String(), c.Local, x.done)
 	if err != nil {
 		return nil, err
 	}
-	x = &explorer{ctl: ctl, hub: h, done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/"}
-	s, err := newServer(h, w, ln.Addr().String(), c.Local, x.done)
-	if err != nil {
+	if err := x.runner.begin(p); err != nil {
 		return nil, err
-	}
-	ctlCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	ran := make(chan error, 1)
-	// Goroutine owned by the explorer: the controller; Stop cancels it and waits.
-	go func() { ran <- ctl.Run(ctlCtx) }()
-	x.stopCtl = func() error {
-		cancel()
-		return <-ran
 	}
 	x.srv = &http.Server{Handler: s.handler(), ReadHeaderTimeout: 10 * time.Second}
 	// Goroutine owned by the explorer: the HTTP server; Stop shuts it down and waits.
@@ -88,8 +94,11 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 	return x, nil
 }
 
+// controller is the running controller; nil before it started.
+func (x *explorer) controller() *controller.Controller { return x.runner.controller() }
+
 // Stop ends the event streams, shuts the server down (waiting up to 10s for actions
-// in progress), then stops the controller.
+// in progress), then stops the controller — ending a pipeline switch in progress.
 func (x *explorer) Stop() error {
 	close(x.done)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -98,7 +107,7 @@ func (x *explorer) Stop() error {
 	if err := <-x.served; !errors.Is(err, http.ErrServerClosed) {
 		errShut = errors.Join(errShut, err)
 	}
-	return errors.Join(errShut, x.stopCtl())
+	return errors.Join(errShut, x.runner.stop())
 }
 
 // sizeOf is a cache's object count and, per index, its number of values.

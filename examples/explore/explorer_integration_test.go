@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,23 +15,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/cluster"
 	"github.com/kubeinternals/informers/trace"
 )
 
-// startForTest runs the explorer on c for one test, on a free loopback port.
-func startForTest(t *testing.T, c *cluster.Cluster) *explorer {
+// startForTest runs the explorer on c for one test, on a free loopback port, with
+// foo-controller on pipeline p.
+func startForTest(t *testing.T, c *cluster.Cluster, p controller.Pipeline) *explorer {
 	t.Helper()
 	ln, err := listenLoopback("127.0.0.1:0")
 	require.NoError(t, err)
-	x, err := startExplorer(t.Context(), c, ln, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	x, err := startExplorer(t.Context(), c, ln, slog.New(slog.NewTextHandler(io.Discard, nil)), p)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, x.Stop(), "the explorer stops cleanly") })
 	return x
 }
 
-// act posts an action as the page does and requires it to succeed.
-func (x *explorer) act(t *testing.T, action, body string) {
+// act posts an action as the page does, requires it to succeed, and returns its
+// answer's fields.
+func (x *explorer) act(t *testing.T, action, body string) map[string]string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, x.URL+"api/"+action, strings.NewReader(body))
 	require.NoError(t, err)
@@ -40,6 +44,9 @@ func (x *explorer) act(t *testing.T, action, body string) {
 	code, resp := do(t, req)
 	require.Equal(t, http.StatusOK, code, "%s %s: %s", action, body, resp)
 	t.Logf("%s %s → %s", action, body, resp)
+	var answer map[string]string
+	require.NoError(t, json.Unmarshal([]byte(resp), &answer), resp)
+	return answer
 }
 
 // token reads the page's token the way the page's script does.
@@ -103,17 +110,38 @@ func (x *explorer) await(t *testing.T, what string, cond func(snapshot) bool) sn
 	}
 }
 
-// awaitJourney waits until key's journey has passed boxes, in that order.
-func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) {
+// awaitJourney waits until key's journey has passed boxes, in that order, and
+// returns its events.
+func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) []numbered {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, got := x.hub.journey(key)
+		events, got := x.hub.journey(key)
 		if len(got) >= len(boxes) && fmt.Sprint(got[:len(boxes)]) == fmt.Sprint(boxes) {
-			return
+			return events
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("journey of %s: want boxes %v first, got %v", key, boxes, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// awaitJourneyThat waits until key's journey satisfies cond.
+func (x *explorer) awaitJourneyThat(t *testing.T, key, what string, cond func([]numbered) bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		events, _ := x.hub.journey(key)
+		if cond(events) {
+			return
+		}
+		if time.Now().After(deadline) {
+			var lines []string
+			for _, e := range events {
+				lines = append(lines, fmt.Sprintf("%s %s: %s", e.Stage, e.Source, e.Event))
+			}
+			t.Fatalf("waited a minute for %s; the journey of %s:\n%s", what, key, strings.Join(lines, "\n"))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -123,23 +151,86 @@ func watching(s snapshot) bool {
 	return s.informer("foos").Reflector.Phase == "WATCH" && s.informer("deployments").Reflector.Phase == "WATCH"
 }
 
+// fooJourney is the boxes a new Foo's journey passes, in order.
+var fooJourney = []string{"reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers"}
+
+// queueStages is the set of queue stages among events.
+func queueStages(events []numbered) map[trace.Stage]bool {
+	out := map[trace.Stage]bool{}
+	for _, e := range events {
+		if e.Stage == trace.RealFIFO || e.Stage == trace.DeltaFIFO {
+			out[e.Stage] = true
+		}
+	}
+	return out
+}
+
+// switchTo switches foo-controller to pipeline p over HTTP, as the page does, and
+// checks what the page then shows: the new pipeline, boxes that start from zero (one
+// full-state fetch each, of the kind p uses), queues of p's kind, and the switch
+// marked in the journey stream.
+func (x *explorer) switchTo(t *testing.T, p controller.Pipeline) {
+	t.Helper()
+	before := x.state(t)
+	answer := x.act(t, switchPipeline, `{"pipeline":"`+string(p)+`"}`)
+	assert.Equal(t, string(p), answer["pipeline"])
+	if before.Pipeline.Name == string(p) {
+		return
+	}
+	// Why wait for WATCH: the switch answers when the caches are filled; a watch-list
+	// is watching by then, a LIST's watch request starts just after.
+	s := x.await(t, "both reflectors watching on the "+string(p)+" pipeline", watching)
+	assert.Equal(t, string(p), s.Pipeline.Name)
+	assert.Equal(t, before.Pipeline.Run+1, s.Pipeline.Run)
+	assert.Equal(t, labelOf(p, 0).Text, s.Pipeline.Text)
+	filledBy := map[controller.Pipeline][]string{controller.DefaultPipeline: {"watch-list"}, controller.ClassicPipeline: {"LIST", "paged LIST"}}[p]
+	for _, r := range []string{"foos", "deployments"} {
+		box := s.informer(r)
+		assert.Equal(t, pipelineInfos[p].Queue, trace.Stage(box.Queue.Kind), "%s: the queue box is the new pipeline's", r)
+		assert.Contains(t, filledBy, box.Reflector.FilledBy, "%s: filled as the %s pipeline fills its caches", r, p)
+		assert.Equal(t, 1, box.Reflector.Lists, "%s: the counts started from zero: one fetch of the state", r)
+		assert.Equal(t, 1, box.Queue.Replaces, "%s: one Replace, the new informer's first", r)
+	}
+	events, _ := x.hub.since(0, ringSize)
+	var marks []numbered
+	for _, e := range events {
+		if e.Kind == pipelineStarted {
+			marks = append(marks, e)
+		}
+	}
+	require.NotEmpty(t, marks)
+	assert.Equal(t, string(p), marks[len(marks)-1].Type, "the journey stream marks the switch")
+}
+
 // TestIntegrationExplorer runs the explorer on the embedded cluster and presses every
 // button, asserting what each one's Expect promises. The browser test goes first, on
 // the same cluster (see browser_integration_test.go).
 func TestIntegrationExplorer(t *testing.T) {
 	c := cluster.ForTest(t, cluster.Options{APIServerFlags: exploreAPIServerFlags})
-	x := startForTest(t, c)
-	x.await(t, "both informers watching", watching)
+	x := startForTest(t, c, controller.DefaultPipeline)
+	s := x.await(t, "both informers watching", watching)
+	// The explorer starts on client-go 1.36's pipeline: each cache filled by a
+	// watch-list, whose stream goes on as the watch, into a RealFIFO.
+	assert.Equal(t, "default", s.Pipeline.Name)
+	for _, r := range []string{"foos", "deployments"} {
+		assert.Equal(t, "watch-list", s.informer(r).Reflector.FilledBy, r)
+		assert.Equal(t, "realfifo", s.informer(r).Queue.Kind, r)
+		assert.Equal(t, 1, s.informer(r).Queue.Replaces, "%s: the watch-list's Replace, at its end bookmark", r)
+		assert.Equal(t, 1, s.informer(r).Reflector.Bookmarks, "%s: the initial-events-end bookmark", r)
+	}
 
 	// browserRan: the browser subtest ran to its end (it skips without Chromium, unless
 	// KUBEINTERNALS_REQUIRE_BROWSER=1), so the Foo it created exists.
 	// Why a flag set at the end: a skip ends the subtest with runtime.Goexit, and
 	// t.Run reports a skipped subtest as passed.
 	browserRan := false
-	t.Run("in a real browser: create a Foo, follow its journey, cut the watch", func(t *testing.T) {
+	t.Run("in a real browser: create a Foo, follow its journey, switch to classic, repeat the create, cut the watch", func(t *testing.T) {
 		testInBrowser(t, x)
 		browserRan = true
 	})
+	// Why: the browser test leaves the explorer on the classic pipeline; what follows
+	// runs on the default one, as a reader's first visit does.
+	x.switchTo(t, controller.DefaultPipeline)
 
 	const foo = namespace + "/demo"
 	// reconciles counts the Foo's reconciles since an event number: those that
@@ -161,17 +252,46 @@ func TestIntegrationExplorer(t *testing.T) {
 		return ok, injected
 	}
 	replicasOf := func() int32 {
-		d, ok, _ := x.ctl.Deployments().Indexer().GetByKey(namespace + "/" + deploymentOf("demo"))
+		d, ok, _ := x.controller().Deployments().Indexer().GetByKey(namespace + "/" + deploymentOf("demo"))
 		if !ok || d.Spec.Replicas == nil {
 			return -1
 		}
 		return *d.Spec.Replicas
 	}
 
-	t.Run("create-foo: the Foo passes every box in order, and the worker creates its Deployment", func(t *testing.T) {
+	t.Run("create-foo: the Foo passes every box in order, through the RealFIFO, and the worker creates its Deployment", func(t *testing.T) {
 		x.act(t, "create-foo", `{"name":"demo","replicas":1}`)
-		x.awaitJourney(t, foo, "reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers")
+		events := x.awaitJourney(t, foo, fooJourney...)
+		assert.Equal(t, map[trace.Stage]bool{trace.RealFIFO: true}, queueStages(events))
 		x.await(t, "the Deployment in the cache", func(snapshot) bool { return replicasOf() == 1 })
+	})
+	t.Run("switch-pipeline, then repeat-last: the same create, through the DeltaFIFO, and back", func(t *testing.T) {
+		x.switchTo(t, controller.ClassicPipeline)
+		// The Foo that exists was listed by the new controller: its journey goes on
+		// past the mark, through the DeltaFIFO's Replace, to the new cache.
+		x.awaitJourneyThat(t, foo, "the Foo's journey to show the switch, then the DeltaFIFO and the new cache", func(events []numbered) bool {
+			for i, e := range events {
+				if e.Kind == pipelineStarted && e.Type == "classic" {
+					after := events[i+1:]
+					applied := slices.ContainsFunc(after, func(e numbered) bool { return e.Kind == trace.Applied })
+					return applied && fmt.Sprint(queueStages(after)) == fmt.Sprint(map[trace.Stage]bool{trace.DeltaFIFO: true})
+				}
+			}
+			return false
+		})
+
+		answer := x.act(t, repeatLast, `{}`)
+		assert.Equal(t, "create-foo", answer["action"])
+		assert.Equal(t, "demo-classic", answer["name"], "demo exists: the repeated create takes a fresh name")
+		assert.Contains(t, answer["did"], "on the classic pipeline")
+		events := x.awaitJourney(t, namespace+"/demo-classic", fooJourney...)
+		assert.Equal(t, map[trace.Stage]bool{trace.DeltaFIFO: true}, queueStages(events), "the same create, through the DeltaFIFO")
+
+		x.switchTo(t, controller.DefaultPipeline)
+		answer = x.act(t, repeatLast, `{}`)
+		assert.Equal(t, "demo-default", answer["name"])
+		events = x.awaitJourney(t, namespace+"/demo-default", fooJourney...)
+		assert.Equal(t, map[trace.Stage]bool{trace.RealFIFO: true}, queueStages(events), "and through the RealFIFO again")
 	})
 	t.Run("touch-foo: an update that changes nothing the controller reads still reaches a worker", func(t *testing.T) {
 		mark := x.hub.newest()
@@ -259,7 +379,7 @@ func TestIntegrationExplorer(t *testing.T) {
 	t.Run("delete-foo: the Foo leaves the cache", func(t *testing.T) {
 		x.act(t, "delete-foo", `{"name":"demo"}`)
 		x.await(t, "the Foo gone from the cache", func(snapshot) bool {
-			_, ok, _ := x.ctl.Foos().Indexer().GetByKey(foo)
+			_, ok, _ := x.controller().Foos().Indexer().GetByKey(foo)
 			return !ok
 		})
 	})
@@ -272,8 +392,10 @@ func TestIntegrationExplorer(t *testing.T) {
 		})
 		assert.NotEmpty(t, s.informer("foos").Reflector.LastWatchEnd)
 		if browserRan {
-			_, ok, _ := x.ctl.Foos().Indexer().GetByKey(namespace + "/" + browserFoo)
-			assert.True(t, ok, "the cache kept the Foo the browser created")
+			for _, name := range []string{browserFoo, browserFoo + "-classic"} {
+				_, ok, _ := x.controller().Foos().Indexer().GetByKey(namespace + "/" + name)
+				assert.True(t, ok, "the cache kept the Foo %s the browser created", name)
+			}
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,14 +13,21 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // fakeWorld records the calls the buttons make; err, if set, is what every call
-// returns.
+// returns. Without err it keeps which Foos exist, as the apiserver would: a create of
+// one that exists gets 409, a delete of one that does not 404.
 type fakeWorld struct {
-	mu    sync.Mutex
-	calls []string
-	err   error
+	mu     sync.Mutex
+	calls  []string
+	err    error
+	exists map[string]bool // Foos by name; guarded by mu
 }
 
 func (f *fakeWorld) record(format string, a ...any) error {
@@ -36,7 +44,19 @@ func (f *fakeWorld) Calls() []string {
 }
 
 func (f *fakeWorld) CreateFoo(_ context.Context, name string, r int32) error {
-	return f.record("CreateFoo %s %d", name, r)
+	if err := f.record("CreateFoo %s %d", name, r); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.exists[name] {
+		return apierrors.NewAlreadyExists(fooResource, name)
+	}
+	if f.exists == nil {
+		f.exists = map[string]bool{}
+	}
+	f.exists[name] = true
+	return nil
 }
 func (f *fakeWorld) TouchFoo(_ context.Context, name string) error {
 	return f.record("TouchFoo %s", name)
@@ -45,7 +65,108 @@ func (f *fakeWorld) ScaleFoo(_ context.Context, name string, r int32) error {
 	return f.record("ScaleFoo %s %d", name, r)
 }
 func (f *fakeWorld) DeleteFoo(_ context.Context, name string) error {
-	return f.record("DeleteFoo %s", name)
+	if err := f.record("DeleteFoo %s", name); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.exists[name] {
+		return apierrors.NewNotFound(fooResource, name)
+	}
+	delete(f.exists, name)
+	return nil
+}
+
+// fooResource names Foos in the fake's errors, as the apiserver does.
+var fooResource = schema.GroupResource{Group: "samplecontroller.k8s.io", Resource: "foos"}
+
+// fakeRuns stands in for foo-controller in the runner. Each run, once started, reports
+// through the hub what its pipeline's first moments look like — the Foo reflector's
+// watch-list or LIST, a Replace in its queue — then counts as synced and waits for its
+// end. It logs "start <pipeline>" and "end <pipeline>", and remembers how many runs
+// were ever running at once.
+type fakeRuns struct {
+	hub *hub
+
+	mu        sync.Mutex
+	log       []string // guarded by mu
+	running   int      // guarded by mu
+	overlap   int      // most runs running at once; guarded by mu
+	buildErr  error    // build fails with it when set; guarded by mu
+	neverSync bool     // runs never count as synced; guarded by mu
+}
+
+func (f *fakeRuns) build(p controller.Pipeline) (*ctlRun, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.buildErr != nil {
+		return nil, f.buildErr
+	}
+	synced := make(chan struct{})
+	neverSync := f.neverSync
+	return &ctlRun{pipeline: p, synced: []<-chan struct{}{synced}, body: func(ctx context.Context) error {
+		f.note(+1, "start "+string(p))
+		defer f.note(-1, "end "+string(p))
+		queue, list := trace.DeltaFIFO, "list"
+		if p == controller.DefaultPipeline {
+			queue, list = trace.RealFIFO, "watch-list"
+		}
+		f.hub.Record(trace.Event{Stage: trace.Reflector, Kind: trace.ListStarted, Source: "foos", Type: list})
+		f.hub.Record(trace.Event{Stage: trace.Reflector, Kind: trace.Listed, Source: "foos", Type: list, Items: 1, ResourceVersion: "7"})
+		f.hub.Record(trace.Event{Stage: queue, Kind: trace.Replaced, Source: "foos", Items: 1, QueueLen: 1})
+		if !neverSync {
+			close(synced)
+		}
+		<-ctx.Done()
+		return nil
+	}}, nil
+}
+
+// note logs what a run did, and counts the runs running.
+func (f *fakeRuns) note(running int, what string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.running += running
+	f.overlap = max(f.overlap, f.running)
+	f.log = append(f.log, what)
+}
+
+// Overlap is the most runs that were ever running at once.
+func (f *fakeRuns) Overlap() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.overlap
+}
+
+// setBuildErr makes the next builds fail with err (nil: succeed).
+func (f *fakeRuns) setBuildErr(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.buildErr = err
+}
+
+// setNeverSync makes the next runs never count as synced.
+func (f *fakeRuns) setNeverSync(v bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.neverSync = v
+}
+
+// Log is what the runs did so far.
+func (f *fakeRuns) Log() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.log...)
+}
+
+// newFakeRunner is a runner over fake runs recording into h; the test's cleanup stops
+// it.
+func newFakeRunner(t testing.TB, h *hub) (*runner, *fakeRuns) {
+	t.Helper()
+	runs := &fakeRuns{hub: h}
+	r := newRunner(context.Background(), h, runs.build, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Cleanup(func() { require.NoError(t, r.stop()) })
+	return r, runs
 }
 func (f *fakeWorld) ScaleDeployment(_ context.Context, name string, r int32) error {
 	return f.record("ScaleDeployment %s %d", name, r)
@@ -61,11 +182,13 @@ func (f *fakeWorld) CompactEtcd(context.Context) (int64, error) {
 func (f *fakeWorld) RestartAPIServer(context.Context) error { return f.record("RestartAPIServer") }
 
 // testServer is a server on a real loopback listener (so that Host and Origin are
-// those a browser would send), over a fake world.
+// those a browser would send), over a fake world and fake controller runs. No run
+// has begun: a test of the pipeline control calls ts.runner.begin.
 type testServer struct {
 	*server
 	URL   string
 	world *fakeWorld
+	runs  *fakeRuns
 	done  chan struct{}
 }
 
@@ -77,8 +200,9 @@ func startTestServer(t testing.TB, local bool, h *hub) *testServer {
 		h = newHub(layout{Informers: []string{"foos"}, Handlers: []string{"enqueueFoo"}, HandlerOf: map[string]string{"enqueueFoo": "foos"}, Workers: 2}, 64, nil)
 	}
 	w := &fakeWorld{}
+	r, runs := newFakeRunner(t, h)
 	done := make(chan struct{})
-	s, err := newServer(h, w, ln.Addr().String(), local, done)
+	s, err := newServer(h, w, r, ln.Addr().String(), local, done)
 	require.NoError(t, err)
 	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.handler()}}
 	hs.Start()
@@ -90,7 +214,7 @@ func startTestServer(t testing.TB, local bool, h *hub) *testServer {
 		}
 		hs.Close()
 	})
-	return &testServer{server: s, URL: hs.URL, world: w, done: done}
+	return &testServer{server: s, URL: hs.URL, world: w, runs: runs, done: done}
 }
 
 // post sends an action the way the page does, with changes applied to the request.

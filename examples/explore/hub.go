@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -47,19 +48,59 @@ type hub struct {
 	ring []trace.Event
 	last uint64 // number of the newest event; 0 before the first
 	pipe *pipeline
-	subs map[chan struct{}]struct{} // one per stream, buffered 1
+	// label is the pipeline the boxes in pipe belong to (startPipeline).
+	label pipelineLabel
+	subs  map[chan struct{}]struct{} // one per stream, buffered 1
 }
 
 // newHub returns a hub keeping the last capacity events.
 func newHub(l layout, capacity int, caches func() map[string]cacheSize) *hub {
-	h := &hub{layout: l, caches: caches, ring: make([]trace.Event, capacity), pipe: newPipeline(l.Workers), subs: map[chan struct{}]struct{}{}}
-	for _, name := range l.Informers {
-		h.pipe.informer(name)
-	}
-	for _, name := range l.Handlers {
-		h.pipe.handler(name).Informer = l.HandlerOf[name]
-	}
+	h := &hub{layout: l, caches: caches, ring: make([]trace.Event, capacity), subs: map[chan struct{}]struct{}{}}
+	h.pipe = h.freshPipeline("")
 	return h
+}
+
+// freshPipeline is the boxes of the layout, every count at zero, their queues of
+// kind queue ("" while unknown).
+func (h *hub) freshPipeline(queue string) *pipeline {
+	p := newPipeline(h.layout.Workers)
+	p.queueKind = queue
+	for _, name := range h.layout.Informers {
+		p.informer(name)
+	}
+	for _, name := range h.layout.Handlers {
+		p.handler(name).Informer = h.layout.HandlerOf[name]
+	}
+	return p
+}
+
+// The explorer's own events in the journey stream: it is no stage of the pipeline,
+// but the reader should see where the controller was replaced.
+const (
+	explorerStage trace.Stage = "explorer"
+	// pipelineStarted: a controller started on the pipeline named Type; Reason says
+	// which it replaced and that the boxes start from zero.
+	pipelineStarted trace.Kind = "pipeline started"
+)
+
+// startPipeline resets every box for a controller about to start on label, and marks
+// that in the journey stream; from is the pipeline of the controller it replaces (""
+// for the first).
+//
+// Why the box reset and the mark are under one hold of mu: a stream or a snapshot
+// sees either the old boxes and no mark, or the new ones and the mark, never a mix.
+// Invariant: the caller has stopped the old controller, so every event after the mark
+// is the new controller's.
+func (h *hub) startPipeline(label pipelineLabel, from controller.Pipeline) {
+	reason := "foo-controller on the " + label.Name + " pipeline: " + label.Text
+	if from != "" {
+		reason += ", replacing the " + string(from) + " one; the boxes start from zero"
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pipe = h.freshPipeline(label.Queue)
+	h.label = label
+	h.recordLocked(trace.Event{Time: time.Now(), Stage: explorerStage, Kind: pipelineStarted, Source: "explorer", Type: label.Name, Reason: reason})
 }
 
 // Record is the hub's trace.Sink.
@@ -68,6 +109,12 @@ func (h *hub) Record(e trace.Event) {
 		e.Time = time.Now()
 	}
 	h.mu.Lock()
+	h.recordLocked(e)
+	h.mu.Unlock()
+}
+
+// recordLocked keeps e in the ring, folds it into the boxes and wakes the streams.
+func (h *hub) recordLocked(e trace.Event) {
 	h.last++
 	h.ring[(h.last-1)%uint64(len(h.ring))] = e
 	h.pipe.apply(e)
@@ -77,7 +124,6 @@ func (h *hub) Record(e trace.Event) {
 		default: // already woken; it will read this event with the others
 		}
 	}
-	h.mu.Unlock()
 }
 
 // subscribe returns a channel that receives a value whenever events arrive after
@@ -134,6 +180,13 @@ func (h *hub) oldestLocked() uint64 {
 	return 1
 }
 
+// runningPipeline is the running pipeline's label.
+func (h *hub) runningPipeline() pipelineLabel {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.label
+}
+
 // newest is the number of the newest event.
 func (h *hub) newest() uint64 {
 	h.mu.Lock()
@@ -152,6 +205,7 @@ func (h *hub) snapshot() snapshot {
 	h.mu.Lock()
 	s := h.pipe.snapshot(time.Now(), h.layout.Informers, h.layout.Handlers)
 	s.Events = h.last
+	s.Pipeline = h.label
 	h.mu.Unlock()
 	for i := range s.Informers {
 		if size, ok := sizes[s.Informers[i].Resource]; ok {
@@ -176,6 +230,10 @@ const journeyChunk = 1024
 // hold of mu (appendSince), and follows the key outside mu: Record runs between
 // chunks, and the events it records meanwhile are not part of this journey.
 //
+// A journey also shows where the explorer replaced the controller (a pipelineStarted
+// mark) between two of its events: that is where its stages change, deltafifo for
+// realfifo or back. Marks before its first event or after its last are left out.
+//
 // Pitfall: a burst that wraps the ring while the walk is between chunks takes the
 // events it overwrote out of the journey, as out of any journey after it. The walk
 // resumes where the ring now starts (appendSince skips what left), so it never reads a
@@ -183,6 +241,7 @@ const journeyChunk = 1024
 func (h *hub) journey(key string) (events []numbered, boxes []string) {
 	f := trace.NewFollower(key)
 	end := h.newest()
+	var marks []numbered // pipelineStarted marks since the journey's last event
 	var chunk []numbered // reused: one chunk's memory for the whole walk
 	for seq := uint64(0); seq < end; seq = chunk[len(chunk)-1].Seq {
 		chunk, _ = h.appendSince(chunk[:0], seq, journeyChunk)
@@ -198,10 +257,17 @@ func (h *hub) journey(key string) (events []numbered, boxes []string) {
 			if n.Seq > end {
 				return events, boxes
 			}
+			if n.Stage == explorerStage {
+				if len(events) > 0 {
+					marks = append(marks, n)
+				}
+				continue
+			}
 			if !f.Next(n.Event) {
 				continue
 			}
-			events = append(events, n)
+			events = append(append(events, marks...), n)
+			marks = marks[:0]
 			if b := boxOf(n.Event); b != "" && !slices.Contains(boxes, b) {
 				boxes = append(boxes, b)
 			}

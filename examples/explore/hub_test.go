@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -42,8 +43,31 @@ func TestPipelineFoldsEventsIntoBoxes(t *testing.T) {
 		p.apply(at(5, r(trace.Relist, trace.Event{Reason: "410 Gone"})))
 		p.apply(at(6, r(trace.Backoff, trace.Event{Duration: 800 * time.Millisecond, Reason: "before the relist"})))
 		got := refl(6)
-		assert.Equal(t, reflectorBox{Phase: "BACKOFF", RV: "11", Lists: 1, Watches: 1, WatchEvents: 1, Relists: 1,
+		assert.Equal(t, reflectorBox{Phase: "BACKOFF", RV: "11", FilledBy: "LIST", Lists: 1, Watches: 1, WatchEvents: 1, Relists: 1,
 			LastRelist: "410 Gone", LastWatchEnd: "the stream ended", LastBackoff: "800ms: before the relist"}, got)
+	})
+	t.Run("a watch-list fills the cache, then its stream goes on as the watch: WATCH-LIST, then WATCH, without a WatchStarted", func(t *testing.T) {
+		p.apply(at(7, r(trace.ListStarted, trace.Event{Type: "watch-list", ResourceVersion: "11"})))
+		assert.Equal(t, "WATCH-LIST", refl(7).Phase)
+		p.apply(at(8, r(trace.WatchEvent, trace.Event{Type: "ADDED", Key: "explore/demo", ResourceVersion: "11"})))
+		p.apply(at(9, r(trace.Bookmark, trace.Event{ResourceVersion: "12"})))
+		assert.Equal(t, "WATCH-LIST", refl(9).Phase, "the initial events are still coming")
+		p.apply(at(10, r(trace.Listed, trace.Event{Type: "watch-list", Items: 1, ResourceVersion: "12"})))
+		got := refl(10)
+		assert.Equal(t, "WATCH", got.Phase)
+		assert.Equal(t, "watch-list", got.FilledBy)
+		assert.Equal(t, 2, got.Lists, "a watch-list fetches the state, as a LIST does")
+		assert.Equal(t, 2, got.Watches, "its stream is the reflector's watch from now on")
+		assert.Equal(t, "12", got.RV)
+	})
+	t.Run("a LIST that came back in pages says so", func(t *testing.T) {
+		p.apply(at(11, r(trace.ListStarted, trace.Event{Type: "list", ResourceVersion: "12"})))
+		assert.Equal(t, "LIST", refl(11).Phase)
+		p.apply(at(12, r(trace.Listed, trace.Event{Type: "list", Items: 900, Paged: true, ResourceVersion: "13"})))
+		assert.Equal(t, "paged LIST", refl(12).FilledBy)
+		assert.Equal(t, "LIST", refl(12).Phase, "a LIST's watch has not started yet")
+		p.apply(at(13, r(trace.WatchStarted, trace.Event{ResourceVersion: "13"})))
+		assert.Equal(t, 3, refl(13).Watches)
 	})
 	t.Run("the queue box keeps the depth the queue reported, and its highest", func(t *testing.T) {
 		p.apply(at(7, trace.Event{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: "foos", QueueLen: 1}))
@@ -232,4 +256,65 @@ func TestJourneyHoldsTheLockOnlyToCopyAChunk(t *testing.T) {
 		}
 		assert.Equal(t, []string{"workqueue"}, boxes)
 	})
+}
+
+func TestStartPipelineResetsTheBoxesAndMarksTheStream(t *testing.T) {
+	h := testHub(100)
+	h.startPipeline(labelOf(controller.DefaultPipeline, 1), "")
+	s := h.snapshot()
+	assert.Equal(t, pipelineLabel{Name: "default", Text: "RealFIFO fed by a watch-list (client-go 1.36 default)", Queue: "realfifo", Run: 1}, s.Pipeline)
+	assert.Equal(t, "realfifo", s.Informers[0].Queue.Kind, "the queue box names its queue before its first event")
+
+	h.Record(trace.Event{Stage: trace.RealFIFO, Kind: trace.Queued, Source: "foos", Key: "explore/demo", QueueLen: 1})
+	h.Record(added("explore/demo"))
+	h.Record(trace.Event{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Key: "explore/demo"})
+	s = h.snapshot()
+	require.Equal(t, 1, s.Informers[0].Queue.Queued)
+	require.Equal(t, 1, s.Workqueue.Adds)
+
+	h.startPipeline(labelOf(controller.ClassicPipeline, 2), controller.DefaultPipeline)
+	s = h.snapshot()
+	assert.Equal(t, "classic", s.Pipeline.Name)
+	assert.Equal(t, 2, s.Pipeline.Run)
+	assert.Equal(t, []informerBox{{Resource: "foos", Reflector: reflectorBox{Phase: "—"}, Queue: queueBox{Kind: "deltafifo"}}}, s.Informers,
+		"the informer's boxes start from zero, its queue box a DeltaFIFO's")
+	assert.Equal(t, workqueueBox{}, s.Workqueue, "so does the workqueue")
+	assert.Equal(t, []handlerBox{{Name: "enqueueFoo", Informer: "foos"}}, s.Handlers, "and the handler, still drawn under its informer")
+	assert.Equal(t, workersBox{Workers: 2}, s.Workers)
+	assert.Equal(t, uint64(5), s.Events, "the journey stream keeps every event: two marks and three events")
+
+	events, _ := h.since(0, 100)
+	mark := events[len(events)-1]
+	assert.Equal(t, explorerStage, mark.Stage)
+	assert.Equal(t, pipelineStarted, mark.Kind)
+	assert.Equal(t, "classic", mark.Type)
+	assert.Equal(t, wireEvent{Seq: 5, T: mark.Time.UnixMilli(), Stage: "explorer", Kind: "pipeline started", Source: "explorer",
+		Text: "pipeline started: foo-controller on the classic pipeline: DeltaFIFO fed by a paged LIST (the classic one most write-ups describe), replacing the default one; the boxes start from zero"},
+		toWire(mark), "the timeline says what happened; the mark lights no box")
+	assert.Equal(t, "pipeline started: foo-controller on the default pipeline: RealFIFO fed by a watch-list (client-go 1.36 default)", events[0].Event.String())
+}
+
+func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {
+	h := testHub(100)
+	queued := func(stage trace.Stage, key string) trace.Event {
+		return trace.Event{Stage: stage, Kind: trace.Queued, Source: "foos", Key: key, QueueLen: 1}
+	}
+	h.startPipeline(labelOf(controller.DefaultPipeline, 1), "")
+	h.Record(queued(trace.RealFIFO, "explore/demo"))
+	h.Record(queued(trace.RealFIFO, "explore/gone"))
+	h.startPipeline(labelOf(controller.ClassicPipeline, 2), controller.DefaultPipeline)
+	h.Record(queued(trace.DeltaFIFO, "explore/demo"))
+	h.startPipeline(labelOf(controller.DefaultPipeline, 3), controller.ClassicPipeline)
+
+	events, boxes := h.journey("explore/demo")
+	var got []string
+	for _, e := range events {
+		got = append(got, string(e.Stage)+" "+string(e.Kind)+" "+e.Type)
+	}
+	assert.Equal(t, []string{"realfifo queued ", "explorer pipeline started classic", "deltafifo queued "}, got,
+		"the mark between the key's events is in its journey; the marks before its first and after its last are not")
+	assert.Equal(t, []string{"queue:foos"}, boxes)
+
+	events, _ = h.journey("explore/gone")
+	assert.Len(t, events, 1, "a key with no event after a switch has no mark")
 }

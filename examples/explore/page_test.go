@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 )
 
 func TestPage(t *testing.T) {
@@ -18,9 +20,29 @@ func TestPage(t *testing.T) {
 		assert.Contains(t, body, `<meta name="explore-token" content="`+ts.token+`">`)
 		assert.Len(t, ts.token, 32)
 		for _, a := range actions() {
-			assert.Contains(t, body, `id="act-`+a.Name+`"`)
+			tag := regexp.MustCompile(`id="act-` + a.Name + `"[^>]*>`).FindString(body)
+			require.NotEmpty(t, tag, a.Name)
+			assert.NotContains(t, tag, "disabled", "%s: every button works on the local cluster", a.Name)
 		}
-		assert.NotContains(t, body, "disabled", "every button works on the local cluster")
+	})
+	t.Run("the pipeline control names the running pipeline and offers the other; repeat waits for an action", func(t *testing.T) {
+		ts := startTestServer(t, true, nil)
+		require.NoError(t, ts.runner.begin(controller.ClassicPipeline))
+		_, body := do(t, mustGet(t, ts.URL+"/"))
+		assert.Contains(t, body, `id="pipeline-now" class="pipeline-now" data-pipeline="classic">pipeline: <strong>DeltaFIFO fed by a paged LIST (the classic one most write-ups describe)</strong>`)
+		tag := func(id string) string {
+			t.Helper()
+			tag := regexp.MustCompile(`id="` + id + `"[^>]*>`).FindString(body)
+			require.NotEmpty(t, tag, id)
+			return tag
+		}
+		assert.Contains(t, tag("pipeline-classic"), "disabled", "the running pipeline's button is off")
+		assert.NotContains(t, tag("pipeline-default"), "disabled")
+		assert.Contains(t, tag("pipeline-default"), `data-pipeline="default"`)
+		assert.Contains(t, tag("repeat-last"), "disabled", "nothing to repeat yet")
+		for _, p := range controller.Pipelines {
+			assert.Contains(t, body, "<b>"+string(p)+"</b>, "+labelOf(p, 0).Text, "the control says what each pipeline is")
+		}
 	})
 	t.Run("two runs have different tokens", func(t *testing.T) {
 		assert.NotEqual(t, startTestServer(t, true, nil).token, startTestServer(t, true, nil).token)
@@ -50,6 +72,11 @@ func TestPage(t *testing.T) {
 // repository, so the page never links to nothing.
 func TestButtonLinksExist(t *testing.T) {
 	lab := headings(t, "../../docs/lab.md")
+	for _, r := range pipelineReading {
+		file, anchor, ok := strings.Cut(r, "#")
+		require.True(t, ok, "the pipeline control's link %s names a section", r)
+		assert.True(t, headings(t, "../../"+file)[anchor], "pipeline control: %s has no section #%s", file, anchor)
+	}
 	for _, a := range actions() {
 		assert.True(t, lab[a.Lab], "%s: docs/lab.md has no scenario %q", a.Name, a.Lab)
 		file, anchor, ok := strings.Cut(a.Chapter, "#")

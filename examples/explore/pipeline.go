@@ -21,6 +21,9 @@ type pipeline struct {
 	// retryAt holds, per workqueue key held back by AddRateLimited or AddAfter, when
 	// it is due. Keys whose time has passed are pruned by snapshot.
 	retryAt map[string]time.Time
+	// queueKind is the stage the informers' queues will report as ("realfifo",
+	// "deltafifo"): the queue boxes show it before their first event. "" while unknown.
+	queueKind string
 }
 
 // informerBox is one informer's column: its reflector, its queue and its indexer.
@@ -33,15 +36,21 @@ type informerBox struct {
 
 // reflectorBox is what the reflector is doing and has done.
 type reflectorBox struct {
-	// Phase is LIST, WATCH, BACKOFF, or WATCH ENDED between a watch and what follows.
+	// Phase is LIST (a LIST request), WATCH-LIST (a watch-list's initial events),
+	// WATCH, BACKOFF, or WATCH ENDED between a watch and what follows.
 	Phase string `json:"phase"`
 	// RV is the last resourceVersion the reflector reached.
-	RV          string `json:"rv"`
-	Lists       int    `json:"lists"`
-	Watches     int    `json:"watches"`
-	WatchEvents int    `json:"watchEvents"`
-	Bookmarks   int    `json:"bookmarks"`
-	Relists     int    `json:"relists"`
+	RV string `json:"rv"`
+	// FilledBy is what filled the cache last: "watch-list", "LIST" or "paged LIST".
+	FilledBy string `json:"filledBy,omitempty"`
+	// Lists counts the fetches of the full state, watch-lists and LISTs alike.
+	Lists int `json:"lists"`
+	// Watches counts the streams the reflector watched on: each WATCH request, and each
+	// watch-list once its initial events ended, since its stream goes on as the watch.
+	Watches     int `json:"watches"`
+	WatchEvents int `json:"watchEvents"`
+	Bookmarks   int `json:"bookmarks"`
+	Relists     int `json:"relists"`
 	// LastRelist is why the last relist happened; LastWatchEnd why the last watch
 	// ended; LastBackoff the last backoff's duration and reason.
 	LastRelist   string `json:"lastRelist,omitempty"`
@@ -51,12 +60,15 @@ type reflectorBox struct {
 
 // queueBox is an informer's DeltaFIFO or RealFIFO.
 type queueBox struct {
+	// Kind is the stage the queue reports as: "realfifo" or "deltafifo".
 	Kind     string `json:"kind"`
 	Depth    int    `json:"depth"`
 	MaxDepth int    `json:"maxDepth"`
 	Queued   int    `json:"queued"`
 	Popped   int    `json:"popped"`
-	Replaces int    `json:"replaces"`
+	// Replaces counts the full states queued: one per LIST, and one per watch-list,
+	// at its end bookmark.
+	Replaces int `json:"replaces"`
 }
 
 // indexerBox is an informer's cache: the writes the informer applied, and its size.
@@ -120,7 +132,11 @@ func newPipeline(workers int) *pipeline {
 func (p *pipeline) informer(source string) *informerBox {
 	b := p.informers[source]
 	if b == nil {
-		b = &informerBox{Resource: source, Reflector: reflectorBox{Phase: "—"}, Queue: queueBox{Kind: "—"}}
+		kind := p.queueKind
+		if kind == "" {
+			kind = "—"
+		}
+		b = &informerBox{Resource: source, Reflector: reflectorBox{Phase: "—"}, Queue: queueBox{Kind: kind}}
 		p.informers[source] = b
 	}
 	return b
@@ -181,9 +197,24 @@ func (p *pipeline) applyReflector(r *reflectorBox, e trace.Event) {
 	switch e.Kind {
 	case trace.ListStarted:
 		r.Phase = "LIST"
+		if e.Type == "watch-list" {
+			r.Phase = "WATCH-LIST"
+		}
 		r.Lists++
 	case trace.Listed:
 		r.RV = e.ResourceVersion
+		switch {
+		case e.Type == "watch-list":
+			r.FilledBy = "watch-list"
+			// Why WATCH here: a watch-list emits no WatchStarted — the stream that sent
+			// the initial events, up to the end bookmark, stays open as the watch.
+			r.Phase = "WATCH"
+			r.Watches++
+		case e.Paged:
+			r.FilledBy = "paged LIST"
+		default:
+			r.FilledBy = "LIST"
+		}
 	case trace.WatchStarted:
 		r.Phase = "WATCH"
 		r.Watches++
@@ -267,6 +298,11 @@ type snapshot struct {
 	Workers   workersBox    `json:"workers"`
 	// Events is how many trace events the hub has received.
 	Events uint64 `json:"events"`
+	// Pipeline is the pipeline the boxes belong to (set by the hub).
+	Pipeline pipelineLabel `json:"pipeline"`
+	// LastAction is what "repeat" would do again, "" before the first action (set by
+	// the server).
+	LastAction string `json:"lastAction,omitempty"`
 }
 
 // snapshot copies the boxes, in the order of informers and handlers (then any others

@@ -12,6 +12,9 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"sync"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 )
 
 //go:embed page
@@ -41,17 +44,21 @@ const tokenHeader = "X-Explore-Token"
 type server struct {
 	hub     *hub
 	world   world
+	runner  *runner // switches the controller's pipeline
 	actions []action
 	token   string
 	hosts   []string // the Host values this server answers to
 	local   bool     // faults can be injected
 	done    chan struct{}
 	page    *template.Template
+
+	mu   sync.Mutex
+	last *lastAction // the last action that succeeded, for repeat-last; guarded by mu
 }
 
 // newServer builds the server for a listener bound to addr (host:port, loopback).
 // Closing done ends every event stream.
-func newServer(h *hub, w world, addr string, local bool, done chan struct{}) (*server, error) {
+func newServer(h *hub, w world, r *runner, addr string, local bool, done chan struct{}) (*server, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -66,7 +73,7 @@ func newServer(h *hub, w world, addr string, local bool, done chan struct{}) (*s
 	}
 	// The address it listens on, and localhost, which the browser may have typed.
 	hosts := []string{net.JoinHostPort(host, port), net.JoinHostPort("localhost", port)}
-	return &server{hub: h, world: w, actions: actions(), token: hex.EncodeToString(token), hosts: hosts, local: local, done: done, page: page}, nil
+	return &server{hub: h, world: w, runner: r, actions: actions(), token: hex.EncodeToString(token), hosts: hosts, local: local, done: done, page: page}, nil
 }
 
 // handler is every route, behind the Host check.
@@ -79,6 +86,9 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /state", s.serveState)
 	mux.HandleFunc("GET /journey", s.serveJourney)
 	mux.HandleFunc("/api/{action}", s.serveAction)
+	// Why under /api too: they are actions, behind the same checks (checkAction).
+	mux.HandleFunc("/api/"+switchPipeline, s.serveSwitchPipeline)
+	mux.HandleFunc("/api/"+repeatLast, s.serveRepeatLast)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !slices.Contains(s.hosts, r.Host) {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("unexpected Host %q: this explorer answers only to http://%s", r.Host, s.hosts[0]))
@@ -101,10 +111,19 @@ type pageData struct {
 	Actions   []action
 	Namespace string
 	DocsBase  string
+	// Pipeline is the running one; Pipelines every one, for the switch's buttons;
+	// PipelineReading the book's sections on the two.
+	Pipeline        pipelineLabel
+	Pipelines       []pipelineLabel
+	PipelineReading []string
 }
 
 func (s *server) servePage(w http.ResponseWriter, _ *http.Request) {
-	d := pageData{Token: s.token, Local: s.local, Actions: s.actions, Namespace: namespace, DocsBase: docsBase}
+	d := pageData{Token: s.token, Local: s.local, Actions: s.actions, Namespace: namespace, DocsBase: docsBase,
+		Pipeline: s.hub.runningPipeline(), PipelineReading: pipelineReading}
+	for _, p := range controller.Pipelines {
+		d.Pipelines = append(d.Pipelines, labelOf(p, 0))
+	}
 	if !s.local {
 		d.FaultsOff = "needs the local control plane: run without $KUBECONFIG"
 	}

@@ -71,7 +71,7 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	defer ticker.Stop()
 	var lastState []byte
 	sendState := func() error {
-		b, err := json.Marshal(s.hub.snapshot())
+		b, err := json.Marshal(s.state())
 		if err != nil || string(b) == string(lastState) {
 			return err
 		}
@@ -143,5 +143,14 @@ func (s *server) serveJourney(w http.ResponseWriter, r *http.Request) {
 
 // serveState is GET /state: the snapshot once, for scripts and tests.
 func (s *server) serveState(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, s.hub.snapshot())
+	writeJSON(w, http.StatusOK, s.state())
+}
+
+// state is what the page draws: the hub's snapshot, and what repeat-last would do.
+func (s *server) state() snapshot {
+	snap := s.hub.snapshot()
+	if last := s.lastAction(); last != nil {
+		snap.LastAction = last.String()
+	}
+	return snap
 }

@@ -1,6 +1,7 @@
 // The explorer's page: draws the pipeline from the server's state snapshots, lists
-// trace events as they stream in, follows one key's journey through the boxes, and
-// posts the buttons' actions. No framework, no build step.
+// trace events as they stream in, follows one key's journey through the boxes, posts
+// the buttons' actions, switches the controller's pipeline and repeats the last
+// action. No framework, no build step.
 "use strict";
 
 const token = document.querySelector('meta[name="explore-token"]').content;
@@ -12,6 +13,7 @@ const fields = {
   reflector: [
     ["phase", "phase", (r) => r.phase],
     ["rv", "last rv", (r) => r.rv || "—"],
+    ["filledBy", "cache filled by", (r) => r.filledBy || "—"],
     ["lists", "lists", (r) => r.lists],
     ["watches", "watches", (r) => r.watches],
     ["watchEvents", "watch events", (r) => r.watchEvents],
@@ -21,7 +23,7 @@ const fields = {
     ["lastBackoff", "last backoff", (r) => r.lastBackoff || "—"],
   ],
   queue: [
-    ["kind", "kind", (q) => q.kind],
+    ["kind", "kind", (q) => queueKinds[q.kind] || q.kind],
     ["depth", "depth", (q) => q.depth],
     ["maxDepth", "max depth", (q) => q.maxDepth],
     ["queued", "queued", (q) => q.queued],
@@ -59,8 +61,11 @@ const fields = {
   ],
 };
 
+// The queue's stage, as trace events name it, and the type it is.
+const queueKinds = { realfifo: "RealFIFO", deltafifo: "DeltaFIFO" };
+
 // Fields whose values are sentences get a row of their own.
-const wide = new Set(["lastRelist", "lastWatchEnd", "lastBackoff", "indices", "lastCall", "lastError"]);
+const wide = new Set(["filledBy", "lastRelist", "lastWatchEnd", "lastBackoff", "indices", "lastCall", "lastError"]);
 
 const titles = { reflector: "Reflector", queue: "Queue", indexer: "Indexer", handler: "Handler", workqueue: "Workqueue", workers: "Workers" };
 
@@ -104,10 +109,30 @@ function fill(el, kind, state) {
 }
 
 let shape = "";
+let state = null; // the last snapshot
+let switching = false; // a switch-pipeline request is in flight
+let acting = 0; // action requests in flight
+
+// controls shows the running pipeline and what the pipeline control may do now:
+// switch to a pipeline that is not running, repeat an action once there is one.
+function controls() {
+  if (!state) return;
+  const p = state.pipeline;
+  const now = $("#pipeline-now");
+  if (now.dataset.pipeline !== p.name || $("strong", now).textContent !== p.text) {
+    now.dataset.pipeline = p.name;
+    $("strong", now).textContent = p.text;
+  }
+  for (const b of document.querySelectorAll("button[data-pipeline]")) b.disabled = switching || b.dataset.pipeline === p.name;
+  $("#repeat-last").disabled = switching || acting > 0 || !state.lastAction;
+  $("#last-action").textContent = state.lastAction ? `Last action: ${state.lastAction}.` : "No action to repeat yet.";
+}
 
 // render draws the boxes from one snapshot, building them when the set of informers
 // and handlers changes.
 function render(s) {
+  state = s;
+  controls();
   $("#events-total").textContent = s.events;
   const newShape = JSON.stringify([s.informers.map((i) => i.resource), s.handlers.map((h) => h.name)]);
   if (newShape !== shape) {
@@ -246,19 +271,17 @@ function connect() {
   });
 }
 
-// act posts one button's action with the inputs it takes.
-async function act(button) {
-  const body = {};
-  for (const f of button.dataset.fields.split(",").filter(Boolean)) {
-    const v = $(`#in-${f}`).value;
-    body[f] = ["replicas", "times", "delayMs"].includes(f) ? Number(v) : v;
-  }
+// post sends one action (/api/{name}) from button and shows its outcome; it returns
+// the answer when the action succeeded, else null.
+async function post(name, body, button) {
   const out = $("#result");
   out.className = "busy";
   out.textContent = `${button.textContent}…`;
   button.disabled = true;
+  acting++;
+  controls();
   try {
-    const r = await fetch(`/api/${button.dataset.action}`, {
+    const r = await fetch(`/api/${name}`, {
       method: "POST",
       headers: { "Content-Type": "application/json", "X-Explore-Token": token },
       body: JSON.stringify(body),
@@ -266,17 +289,52 @@ async function act(button) {
     const j = await r.json();
     out.className = r.ok ? "ok" : "err";
     out.textContent = r.ok ? `✓ ${j.did}. Expect: ${j.expect}` : `✗ ${j.error}`;
-    if (r.ok && body.name && button.dataset.action !== "delete-foo") follow(`${namespace}/${body.name}`);
+    return r.ok ? j : null;
   } catch (err) {
     out.className = "err";
     out.textContent = `✗ ${err}`;
+    return null;
   } finally {
     button.disabled = false;
+    acting--;
+    controls();
   }
+}
+
+// act posts one button's action with the inputs it takes, then follows the Foo.
+async function act(button) {
+  const body = {};
+  for (const f of button.dataset.fields.split(",").filter(Boolean)) {
+    const v = $(`#in-${f}`).value;
+    body[f] = ["replicas", "times", "delayMs"].includes(f) ? Number(v) : v;
+  }
+  const j = await post(button.dataset.action, body, button);
+  if (j && body.name && button.dataset.action !== "delete-foo") follow(`${namespace}/${body.name}`);
+}
+
+// switchPipeline restarts the controller on the button's pipeline; the answer comes
+// once the new caches are filled.
+async function switchPipeline(button) {
+  switching = true;
+  try {
+    await post("switch-pipeline", { pipeline: button.dataset.pipeline }, button);
+  } finally {
+    switching = false;
+    controls();
+  }
+}
+
+// repeat runs the last action again, on the pipeline running now, and follows the
+// Foo it acted on (a repeated create may have given it a fresh name).
+async function repeat(button) {
+  const j = await post("repeat-last", {}, button);
+  if (j && j.name && j.action !== "delete-foo") follow(`${namespace}/${j.name}`);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
   for (const b of document.querySelectorAll("button[data-action]")) b.addEventListener("click", () => act(b));
+  for (const b of document.querySelectorAll("button[data-pipeline]")) b.addEventListener("click", () => switchPipeline(b));
+  $("#repeat-last").addEventListener("click", (ev) => repeat(ev.currentTarget));
   $("#events").addEventListener("click", (ev) => {
     const k = ev.target.closest("button.key");
     if (k) follow(k.dataset.key);
