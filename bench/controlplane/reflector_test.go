@@ -146,8 +146,8 @@ func (s *clientGoMapStore) Replace(items []any, _ string) error {
 func (s *clientGoMapStore) Resync() error { return nil }
 
 // classicListWatch hides client-go's watch-list support so that its reflector does
-// the LIST then WATCH, as ours does by default (client-go 1.35+ would
-// otherwise stream).
+// the LIST then WATCH, as ours does when asked for reflector.PagedList (both stream
+// a watch-list by default).
 type classicListWatch struct{ *cache.ListWatch }
 
 func (classicListWatch) IsWatchListSemanticsUnSupported() bool { return true }
