@@ -29,7 +29,7 @@ func richConfigMap(name string) *corev1.ConfigMap {
 			Finalizers:        []string{"example.com/keep"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{
 				Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "v1",
-				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{"f:k":{}}}`)},
+				FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:data":{"f:k":{}}}`),
 			}},
 		},
 		Data:       map[string]string{"k": "v", "empty": ""},
@@ -120,7 +120,7 @@ func TestProtobufObjectsDecodeWithoutCopyingToWhatTheSerializerDecodes(t *testin
 		clear(frame) // the stream reuses its buffer for the next frame
 		assert.Equal(t, "v", ev.Object.Data["k"])
 		assert.Equal(t, []byte{0, 1, 2, 0xff}, ev.Object.BinaryData["bin"])
-		assert.Equal(t, `{"f:data":{"f:k":{}}}`, string(ev.Object.ManagedFields[0].FieldsV1.Raw))
+		assert.Equal(t, `{"f:data":{"f:k":{}}}`, ev.Object.ManagedFields[0].FieldsV1.GetRawString())
 	})
 
 	t.Run("it allocates less than the serializer's path", func(t *testing.T) {
