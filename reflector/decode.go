@@ -112,7 +112,7 @@ func newTypedCodec[T Object](scheme *runtime.Scheme, gv schema.GroupVersion, pro
 	_, objectOK := any(newObject()).(unmarshaler)
 	list, _ := scheme.New(listGVK)
 	if _, listOK := list.(unmarshaler); protobuf && objectOK && listOK {
-		fast = &fastDecoder{apiVersion: gv.String(), kind: gvk.Kind, listKind: listGVK.Kind}
+		fast = &fastDecoder{apiVersion: gv.String(), kind: gvk.Kind, listKind: listGVK.Kind, streamList: streamsList(list)}
 	}
 	return &codec[T]{
 		fast:      fast,

@@ -146,6 +146,8 @@ type fastDecoder struct {
 	apiVersion string // e.g. "v1", "apps/v1"
 	kind       string // e.g. "ConfigMap"
 	listKind   string // e.g. "ConfigMapList"
+	// streamList: the list type has the layout decodeListStream reads (streamsList).
+	streamList bool
 }
 
 // decode unmarshals an enveloped object of d's kind into into, and reports false —

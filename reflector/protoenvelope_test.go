@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"bytes"
 	"testing"
 	"time"
 
@@ -169,14 +170,27 @@ func TestProtobufEnvelopesTheFastPathDoesNotTakeGoToTheSerializer(t *testing.T) 
 	}
 }
 
-// eachField never panics and never reads past its input, whatever the bytes.
+// eachField never panics and never reads past its input, and neither does the list
+// stream decoder, whatever the bytes.
 func FuzzProtobufFields(f *testing.F) {
 	w := newWire(f, true)
 	f.Add(w.event(watch.Added, richConfigMap("a"))[4:])
 	f.Add(w.object(richPod("p")))
 	f.Add([]byte{0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f})
 	f.Add([]byte{0x0b})
+	f.Add(w.object(configMapList(2)))
+	c, err := newTypedCodec[*corev1.ConfigMap](w.scheme, corev1.SchemeGroupVersion, true)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if res, err := c.decodeListStream(bytes.NewReader(data)); err == nil {
+			for _, item := range res.Items {
+				if item == nil {
+					t.Fatal("a nil item in a list that decoded")
+				}
+			}
+		}
 		_ = eachField(data, func(_ int, v []byte) error {
 			if len(v) > len(data) {
 				t.Fatalf("a field of %d bytes in %d bytes of input", len(v), len(data))

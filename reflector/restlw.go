@@ -103,6 +103,17 @@ func (lw *RESTListerWatcher[T]) request(opts metav1.ListOptions) *rest.Request {
 // client-go: tools/cache/listwatch.go ListWatch.ListWithContext
 func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {
 	opts.Watch = false
+	if lw.codec.fast != nil && lw.codec.fast.streamList {
+		// Protobuf lists of generated types are decoded as they arrive
+		// (liststream.go). Stream returns the server's Status as the error, as
+		// Result.Error does below.
+		body, err := lw.request(opts).Stream(ctx)
+		if err != nil {
+			return ListResult[T]{}, err
+		}
+		defer body.Close()
+		return lw.codec.decodeListStream(body)
+	}
 	result := lw.request(opts).Do(ctx)
 	// Pitfall: Result.Raw returns a bare "status code 410" error; Result.Error
 	// decodes the server's Status, which is what says Expired or TooManyRequests.
