@@ -126,12 +126,80 @@ func count(n int) string {
 }
 
 // BenchmarkListerGet100k: a namespaced lister Get of one of 100,000 pods, in a fixed
-// random order (the reconcile loop's read).
+// random order (the reconcile loop's read), through a lister held the way a
+// controller holds it: in a field of its struct, as foo-controller and
+// sample-controller do.
 //
-// Fair: the same pods and the same sequence of names on both sides, each read the way
-// a controller reads: through the lister interface, a namespace, then Get — client-go's
-// typed PodLister (Pods(ns).Get), our Lister (Namespace(ns).Get).
+// Fair: the same pods and the same sequence of names on both sides, each read through
+// the lister interface in a struct field, a namespace, then Get — client-go's typed
+// PodLister (Pods(ns).Get), our Lister (Namespace(ns).Get). The struct is built where
+// the compiler cannot see which lister it holds, as in a real controller.
 func BenchmarkListerGet100k(b *testing.B) {
+	const n = 100_000
+	pods := scaledPods(n, 100)
+	order := rand.New(rand.NewPCG(3, 4)).Perm(n)
+	sidebyside.Pair(b, func(b *testing.B) {
+		c := newOursPodController(indexer.NewLister(oursIndexed(b, pods, nil)))
+		i := 0
+		sidebyside.Loop(b, func() {
+			p := pods[order[i%n]]
+			i++
+			if err := c.read(p.Namespace, p.Name); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}, func(b *testing.B) {
+		c := newClientGoPodController(corelisters.NewPodLister(clientGoIndexed(b, pods, nil)))
+		i := 0
+		sidebyside.Loop(b, func() {
+			p := pods[order[i%n]]
+			i++
+			if err := c.read(p.Namespace, p.Name); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+// oursPodController and clientGoPodController hold a lister as a controller does.
+type oursPodController struct{ pods indexer.Lister[*corev1.Pod] }
+
+type clientGoPodController struct{ pods corelisters.PodLister }
+
+// Why noinline: built inline, the compiler would see the lister's concrete type and
+// devirtualise the calls, which a controller built in another package never gets.
+//
+//go:noinline
+func newOursPodController(l indexer.Lister[*corev1.Pod]) *oursPodController {
+	return &oursPodController{pods: l}
+}
+
+//go:noinline
+func newClientGoPodController(l corelisters.PodLister) *clientGoPodController {
+	return &clientGoPodController{pods: l}
+}
+
+//go:noinline
+func (c *oursPodController) read(ns, name string) error {
+	_, err := c.pods.Namespace(ns).Get(name)
+	return err
+}
+
+//go:noinline
+func (c *clientGoPodController) read(ns, name string) error {
+	_, err := c.pods.Pods(ns).Get(name)
+	return err
+}
+
+// BenchmarkListerGet100kDevirtualized: BenchmarkListerGet100k with each lister in a
+// local variable the compiler can see through.
+//
+// Fair: the same pods, names and calls as BenchmarkListerGet100k.
+//
+// Not in the headline: with the concrete type in view the compiler devirtualises and
+// inlines differently on the two sides (ours allocates 24 B, client-go's 16 B), which
+// measures the optimiser, not the lister a controller calls.
+func BenchmarkListerGet100kDevirtualized(b *testing.B) {
 	const n = 100_000
 	pods := scaledPods(n, 100)
 	order := rand.New(rand.NewPCG(3, 4)).Perm(n)

@@ -20,7 +20,9 @@ import (
 //
 // Fair: the same watch request on both sides, in JSON or in protobuf; ours decodes
 // through our RESTListerWatcher's stream, client-go's through its typed client's
-// Watch (the StreamWatcher its reflector reads); both count the same events.
+// Watch (the StreamWatcher its reflector reads); both count the same events. Wall
+// time is noisy (the apiserver and etcd share the 2 cores); the client's CPU and heap
+// decide.
 func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 	cfg := reflectorBenchConfig(b)
 	for _, protobuf := range []bool{false, true} {
@@ -85,7 +87,8 @@ func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 // adds to decoding: buffering, the queue, the cache and its index.
 //
 // Fair: the same request on both sides; ours reads our RESTListerWatcher's stream,
-// client-go's its typed client's Watch; both stop at the same bookmark.
+// client-go's its typed client's Watch; both stop at the same bookmark. Wall time is
+// noisy (the apiserver and etcd share the 2 cores); the client's CPU and heap decide.
 func BenchmarkBareWatchListDecode10kConfigMaps(b *testing.B) {
 	cfg := reflectorBenchConfig(b)
 	yes := true
