@@ -73,10 +73,7 @@ func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *re
 	log.Info("step 9: foo-controller restarted on the classic pipeline, chosen by name (controller.Options{Pipeline: controller.ClassicPipeline})",
 		"pipeline", controller.ClassicPipeline.Describe())
 	fooKey := demoNamespace + "/" + fooName
-	foo := &v1alpha1.Foo{
-		ObjectMeta: metav1.ObjectMeta{Name: fooName},
-		Spec:       v1alpha1.FooSpec{DeploymentName: fooName, Replicas: ptr.To[int32](1)},
-	}
+	foo := exampleFoo()
 	if foo, err = foos.Foos(demoNamespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("step 9: creating the Foo again: %w", err)
 	}
@@ -96,4 +93,13 @@ func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *re
 		return fmt.Errorf("step 9: deleting the Foo: %w", err)
 	}
 	return nil
+}
+
+// exampleFoo is the Foo both pipelines create: one replica of a Deployment named
+// like it.
+func exampleFoo() *v1alpha1.Foo {
+	return &v1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Name: fooName},
+		Spec:       v1alpha1.FooSpec{DeploymentName: fooName, Replicas: ptr.To[int32](1)},
+	}
 }

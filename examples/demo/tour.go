@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
@@ -95,10 +94,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	fooKey := demoNamespace + "/" + fooName
 	queue := trace.RealFIFO
 
-	foo := &v1alpha1.Foo{
-		ObjectMeta: metav1.ObjectMeta{Name: fooName},
-		Spec:       v1alpha1.FooSpec{DeploymentName: fooName, Replicas: ptr.To[int32](1)},
-	}
+	foo := exampleFoo()
 	if foo, err = foos.Foos(demoNamespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("step 3: creating the Foo: %w", err)
 	}
