@@ -7,6 +7,7 @@ package sidebyside
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -51,12 +52,18 @@ func Pair(b *testing.B, ours, clientGo func(b *testing.B)) {
 	}
 }
 
-// Loop runs op once untimed (a warm-up: first-use costs such as growing a map or a
-// pool do not land in the first timed op), then as the timed benchmark loop, with
-// allocations reported. Everything before the first b.Loop call is outside the
-// timer: b.Loop resets it.
+// Loop collects garbage, runs op once untimed (a warm-up: first-use costs such as
+// growing a map or a pool do not land in the first timed op), then runs it as the
+// timed benchmark loop, with allocations reported. Everything before the first
+// b.Loop call is outside the timer: b.Loop resets it.
+//
+// Why collect first: the garbage the previous benchmark (often the other side of
+// the pair) left behind would otherwise be collected during this side's timed ops,
+// charging one side with the other's work — the outlier rounds that widened some
+// rows' intervals to 4× and more.
 func Loop(b *testing.B, op func()) {
 	b.ReportAllocs()
+	runtime.GC()
 	op()
 	for b.Loop() {
 		op()
