@@ -91,6 +91,7 @@ func TestUnknownPipelineOptionsAreAClearError(t *testing.T) {
 				err := informer.WaitForCacheSync(context.Background(), inf)
 				require.Error(t, err)
 				assert.True(t, errors.Is(err, reflector.ErrInvalidOptions), "got %v", err)
+				synctest.Wait() // Run has returned
 				assert.Contains(t, logs.String(), "informer not run")
 			})
 		})

@@ -23,12 +23,12 @@ import (
 func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 	queue, refl, err := s.start()
 	if err != nil {
+		s.logger.Error("informer not run", "err", err)
 		if !errors.Is(err, errRunTwice) {
 			// Bad options (an unknown Queue or InitialList, a nil ListerWatcher):
 			// WaitForCacheSync returns this error at once instead of waiting.
 			s.errs.record(err)
 		}
-		s.logger.Error("informer not run", "err", err)
 		return
 	}
 
