@@ -25,6 +25,7 @@ import (
 var controlPlane struct {
 	once sync.Once
 	cfg  *rest.Config
+	pids []int
 	err  error
 }
 
@@ -51,6 +52,7 @@ func benchConfig(b *testing.B) *rest.Config {
 		cfg := rest.CopyConfig(env.Config)
 		cfg.QPS, cfg.Burst = -1, 0
 		controlPlane.cfg = cfg
+		controlPlane.pids = env.PIDs()
 	})
 	if controlPlane.err != nil {
 		b.Skipf("skipping: %v (build the control plane with %q)", controlPlane.err, testenv.BuildCommand)

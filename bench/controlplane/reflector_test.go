@@ -220,9 +220,10 @@ func clientGoSync(b *testing.B, cfg *rest.Config, protobuf, watchList bool) {
 	m.report(b)
 }
 
-// measure runs run until replaced is closed, then stops it, accumulating the time
+// measure quiesces (see quiesce), then runs run until replaced is closed, then stops it, accumulating the time
 // to the first Replace and the memory metrics (taken with the timer stopped).
 func (m *syncMetrics) measure(b *testing.B, run func(context.Context), replaced <-chan struct{}) {
+	quiesce(b)
 	b.StopTimer()
 	heap := heapsample.Start()
 	b.StartTimer()
@@ -317,7 +318,7 @@ var bareListOptions = metav1.ListOptions{ResourceVersion: "0"}
 
 func ourBareList(b *testing.B, cfg *rest.Config, protobuf bool) {
 	lw := ourConfigMapLW(b, cfg, protobuf)
-	cpusample.Loop(b, func() {
+	quietLoop(b, func() {
 		res, err := lw.List(context.Background(), bareListOptions)
 		if err != nil || len(res.Items) != reflectorBenchObjects {
 			b.Fatalf("list: %d items, %v", len(res.Items), err)
@@ -330,7 +331,7 @@ func clientGoBareList(b *testing.B, cfg *rest.Config, protobuf bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cpusample.Loop(b, func() {
+	quietLoop(b, func() {
 		list, err := cs.CoreV1().ConfigMaps(reflectorBenchNamespace).List(context.Background(), bareListOptions)
 		if err != nil {
 			b.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubeinternals/informers/bench/internal/cpusample"
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
 )
 
@@ -34,7 +33,7 @@ func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			sidebyside.Pair(b, func(b *testing.B) {
 				lw := ourConfigMapLW(b, cfg, protobuf)
-				cpusample.Loop(b, func() {
+				quietLoop(b, func() {
 					w, err := lw.Watch(context.Background(), opts)
 					if err != nil {
 						b.Fatal(err)
@@ -57,7 +56,7 @@ func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 					b.Fatal(err)
 				}
 				cms := cs.CoreV1().ConfigMaps(reflectorBenchNamespace)
-				cpusample.Loop(b, func() {
+				quietLoop(b, func() {
 					w, err := cms.Watch(context.Background(), opts)
 					if err != nil {
 						b.Fatal(err)
@@ -97,7 +96,7 @@ func BenchmarkBareWatchListDecode10kConfigMaps(b *testing.B) {
 	}
 	sidebyside.Pair(b, func(b *testing.B) {
 		lw := ourConfigMapLW(b, cfg, true)
-		cpusample.Loop(b, func() {
+		quietLoop(b, func() {
 			w, err := lw.Watch(context.Background(), opts)
 			if err != nil {
 				b.Fatal(err)
@@ -118,7 +117,7 @@ func BenchmarkBareWatchListDecode10kConfigMaps(b *testing.B) {
 			b.Fatal(err)
 		}
 		cms := cs.CoreV1().ConfigMaps(reflectorBenchNamespace)
-		cpusample.Loop(b, func() {
+		quietLoop(b, func() {
 			w, err := cms.Watch(context.Background(), opts)
 			if err != nil {
 				b.Fatal(err)

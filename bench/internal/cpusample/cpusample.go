@@ -55,10 +55,18 @@ func (t *Total) Report(b *testing.B) {
 // Loop is sidebyside.Loop with the client CPU of every timed op measured and
 // reported in Unit (the untimed warm-up op is not). Use it for ops with no untimed
 // part of their own.
-func Loop(b *testing.B, op func()) {
+func Loop(b *testing.B, op func()) { LoopPrepared(b, nil, op) }
+
+// LoopPrepared is Loop with prepare run before every op, the warm-up's included,
+// outside the measured CPU region. prepare stops b's timer itself if what it does
+// must not count as the op's time.
+func LoopPrepared(b *testing.B, prepare, op func()) {
 	var t Total
 	warmUp := true
 	sidebyside.Loop(b, func() {
+		if prepare != nil {
+			prepare()
+		}
 		if warmUp {
 			warmUp = false
 			op()
