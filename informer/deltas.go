@@ -126,9 +126,21 @@ func (s *SharedIndexInformer[T]) distributeUpdate(old, obj T) {
 // unchanged: a cached version stays (with no notification), an uncached one stays
 // absent; of a key listed twice, the last copy that can be indexed is cached. That is
 // exactly what DeltaFIFO's per-object path does with them (see keepUnindexable).
+// Into an empty cache (the first sync) the swap needs no comparison: see
+// notifyFilled.
 //
 // client-go: tools/cache/controller.go processReplacedAllInfo
 func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialList bool) error {
+	cached := s.indexer.ListKeys()
+	if len(cached) == 0 {
+		if err := s.indexer.Replace(objects, rv); err == nil {
+			s.notifyFilled(objects, isInInitialList)
+			return nil
+		} else if !errors.Is(err, indexer.ErrIndexFunc) {
+			return err
+		}
+		// An object the cache cannot index: the comparing path below keeps it out.
+	}
 	listed := make(map[string]struct{}, len(objects))
 	replacements := make([]replacement[T], 0, len(objects))
 	for _, obj := range objects {
@@ -144,7 +156,7 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 		replacements = append(replacements, replacement[T]{key: key, old: old, obj: obj, existed: exists})
 	}
 	var deletions []indexer.DeletedFinalStateUnknown[T]
-	for _, key := range s.indexer.ListKeys() {
+	for _, key := range cached {
 		if _, ok := listed[key]; ok {
 			continue
 		}
@@ -185,6 +197,21 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 		}
 	}
 	return nil
+}
+
+// notifyFilled notifies the adds of a ReplacedAll that filled an empty cache — every
+// informer's first sync. Nothing was cached, so nothing can have been deleted and
+// every listed object is an add: replaceAll skips its comparison (a lookup per
+// object and a set of every listed key, garbage the moment the swap is done) and
+// notifies exactly what the comparison would have found, in list order.
+func (s *SharedIndexInformer[T]) notifyFilled(objects []T, isInInitialList bool) {
+	var none T
+	for _, obj := range objects {
+		if s.opts.Tracer != nil {
+			s.traceApplied("add", none, false, obj, "")
+		}
+		s.processor.distribute(notification[T]{kind: addNotification, newObj: obj, isInInitialList: isInInitialList}, false)
+	}
 }
 
 // replacement is one listed object of a ReplacedAll and what the cache held for it.
