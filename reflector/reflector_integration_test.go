@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/testenv"
@@ -244,4 +247,43 @@ func TestIntegrationACustomResourceThroughUnstructured(t *testing.T) {
 	assert.True(t, found)
 	assert.Equal(t, int64(3), size)
 	assert.Equal(t, "Widget", w3.GetKind())
+}
+
+// The watch-list buffer (initialEvents) needs no map for a stream in increasing key
+// order. This is the fact it relies on: the kube-apiserver sends the initial events
+// so, across namespaces too — here "wl-b" (whose keys sort before "wl/…", '-' being
+// before '/') and "wl", with objects created out of key order (cm-10 before cm-2).
+func TestIntegrationTheInitialEventsOfAWatchListArriveInKeyOrder(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	core := integrationClient(t, env, corev1.SchemeGroupVersion)
+	for _, ns := range []string{"wl", "wl-b"} {
+		createNamespace(t, ctx, core, ns)
+		require.NoError(t, createConfigMaps(ctx, core, ns, "cm", 25, nil))
+	}
+	scheme, err := NewScheme(corev1.AddToScheme)
+	require.NoError(t, err)
+	for _, protobuf := range []bool{false, true} {
+		lw, err := NewListerWatcher[*corev1.ConfigMap](core, ListWatchOptions{Resource: "configmaps", Scheme: scheme, Protobuf: protobuf})
+		require.NoError(t, err)
+		yes := true
+		w, err := lw.Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
+		require.NoError(t, err)
+		buffer := newInitialEvents[*corev1.ConfigMap]()
+		var keys []string
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Bookmark && ev.Object.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				break
+			}
+			require.Equal(t, watch.Added, ev.Type)
+			keys = append(keys, key(ev.Object))
+			require.NoError(t, buffer.Add(ev.Object))
+		}
+		w.Stop()
+		assert.GreaterOrEqual(t, len(keys), 50, "protobuf=%v", protobuf)
+		assert.True(t, slices.IsSorted(keys), "protobuf=%v: %v", protobuf, keys)
+		assert.Nil(t, buffer.byName, "protobuf=%v: the buffer needed a map", protobuf)
+		assert.Len(t, buffer.list(), len(keys))
+	}
 }
