@@ -56,7 +56,7 @@ func (k *keyedBuffer) put(key string, cm *corev1.ConfigMap) {
 }
 
 func (k *keyedBuffer) list() []*corev1.ConfigMap {
-	out := []*corev1.ConfigMap{}
+	var out []*corev1.ConfigMap
 	for _, key := range k.order {
 		if cm := k.last[key]; cm != nil {
 			out = append(out, cm)
@@ -94,7 +94,11 @@ func TestInitialEventsListWhatAKeyedBufferWould(t *testing.T) {
 				want.put(key, cm)
 			}
 		}
-		require.Equal(t, want.list(), b.list(), "run %d: %s", run, strings.Join(events, ", "))
+		got := b.list()
+		if len(got) == 0 {
+			got = nil // an empty list may be either
+		}
+		require.Equal(t, want.list(), got, "run %d: %s", run, strings.Join(events, ", "))
 	}
 }
 
