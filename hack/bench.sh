@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # make bench: every side-by-side benchmark in bench/, then one table.
 #
-# Each pair runs rounds a side, alternating which side goes first: 10 rounds of
-# 0.5s for the in-process benchmarks, 6 rounds of 1s for the control-plane ones
-# (bench/controlplane), whose ops take seconds. Why 10: with 6 samples benchstat's 95%
-# confidence interval of a median is the whole range, so one disturbed round decides
-# it; with 10 it runs from the 2nd to the 9th sample. The in-process benchmarks run
+# Each pair runs 10 rounds a side, alternating which side goes first: rounds of 0.5s
+# for the in-process benchmarks, of 1s for the control-plane ones (bench/controlplane),
+# whose ops take seconds. Why 10: with 6 samples benchstat's 95% confidence interval of
+# a median is the whole range, so one disturbed round decides it; with 10 it runs from
+# the 2nd to the 9th sample. (A 100k-Pod sync is one op a round, and about one in
+# twelve was disturbed: with 6 rounds such a row's client-CPU interval was 0.21–1.05.) The in-process benchmarks run
 # first, on a machine with no control plane; the control-plane ones start their
 # kube-apiserver and etcd afterwards. benchstat (pinned in bench/go.mod as a tool)
 # computes medians, intervals and the comparison; bench/cmd/benchtable only shapes
@@ -21,12 +22,12 @@ run() { # package, output file, rounds, benchtime
 	KUBEINTERNALS_BENCH_ROUNDS=${KUBEINTERNALS_BENCH_ROUNDS:-$3} \
 		go test -run '^$' -bench "${BENCH:-.}" -benchmem -benchtime "${BENCHTIME:-$4}" -count 1 -timeout 120m "$1" | tee "$2"
 }
-echo "bench: ${KUBEINTERNALS_BENCH_ROUNDS:-10 (in-process) and 6 (control plane)} rounds a side; raw results in $out" >&2
+echo "bench: ${KUBEINTERNALS_BENCH_ROUNDS:-10} rounds a side; raw results in $out" >&2
 start=$(date +%s)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 run . "$out/inprocess.txt" 10 0.5s
 inprocess=$(($(date +%s) - start))
-run ./controlplane "$out/controlplane.txt" 6 1s
+run ./controlplane "$out/controlplane.txt" 10 1s
 took=$(($(date +%s) - start))
 cat "$out/inprocess.txt" "$out/controlplane.txt" > "$out/results.txt"
 go tool benchstat -col '/impl@(client-go ours)' -ignore /round -format csv "$out/results.txt" > "$out/benchstat.csv" 2> "$out/benchstat-notes.txt"
@@ -39,7 +40,7 @@ if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit (with un
 {
 	echo "# make bench: results"
 	echo
-	echo "One \`make bench\` run (BENCH=${BENCH:-all}; rounds a side and -benchtime: ${KUBEINTERNALS_BENCH_ROUNDS:-10}, ${BENCHTIME:-0.5s} in process; ${KUBEINTERNALS_BENCH_ROUNDS:-6}, ${BENCHTIME:-1s} against the control plane),"
+	echo "One \`make bench\` run (BENCH=${BENCH:-all}; rounds a side and -benchtime: ${KUBEINTERNALS_BENCH_ROUNDS:-10}, ${BENCHTIME:-0.5s} in process; ${KUBEINTERNALS_BENCH_ROUNDS:-10}, ${BENCHTIME:-1s} against the control plane),"
 	echo "started $started at commit $commit; it took $((took / 60)) min $((took % 60)) s"
 	echo "(in-process $((inprocess / 60)) min, control plane $(((took - inprocess) / 60)) min)."
 	echo "Machine: $(grep -m1 '^cpu:' "$out/inprocess.txt" | cut -d' ' -f2- | sed 's/ *$//' || true), $(nproc) cores, $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)."

@@ -13,7 +13,7 @@ import (
 )
 
 // RoundsEnv names the environment variable that sets how many rounds each pair runs
-// (make bench sets 6: benchstat needs at least 6 samples a side for a 95% confidence
+// (make bench sets 10: benchstat needs at least 6 samples a side for a 95% confidence
 // interval). Unset, a pair runs one round, which is enough to try a benchmark by hand.
 const RoundsEnv = "KUBEINTERNALS_BENCH_ROUNDS"
 
