@@ -1,15 +1,12 @@
 package controlplane
 
 import (
-	"fmt"
-	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/kubeinternals/informers/bench/internal/cpusample"
+	"github.com/kubeinternals/informers/internal/testenv"
 )
 
 // quiesce prepares one op, with b's timer stopped: it gives this process's free
@@ -35,14 +32,14 @@ func quiesce(b *testing.B) {
 	debug.FreeOSMemory()
 	const window, idle = 100 * time.Millisecond, 10 * time.Millisecond // a tenth of a core
 	deadline := time.Now().Add(20 * time.Second)
-	prev, err := controlPlaneCPU()
+	prev, err := testenv.CPUTime(controlPlane.pids)
 	if err != nil {
 		b.Logf("quiesce: %v; not waiting for the control plane", err)
 		return
 	}
 	for time.Now().Before(deadline) {
 		time.Sleep(window)
-		cur, err := controlPlaneCPU()
+		cur, err := testenv.CPUTime(controlPlane.pids)
 		if err != nil {
 			b.Logf("quiesce: %v; not waiting for the control plane", err)
 			return
@@ -53,52 +50,6 @@ func quiesce(b *testing.B) {
 		prev = cur
 	}
 	b.Logf("quiesce: the control plane was still busy after 20 s")
-}
-
-// controlPlaneCPU is the CPU time (user + system) every control-plane process has
-// used so far, from /proc/PID/stat.
-func controlPlaneCPU() (time.Duration, error) {
-	var total time.Duration
-	for _, pid := range controlPlane.pids {
-		d, err := processCPU(pid)
-		if err != nil {
-			return 0, err
-		}
-		total += d
-	}
-	return total, nil
-}
-
-// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux
-// architecture Go supports.
-const clockTicks = 100
-
-// processCPU reads utime and stime (fields 14 and 15) from /proc/PID/stat. The
-// command name (field 2) is in parentheses and may hold spaces, so the fields are
-// counted from the last ')'.
-func processCPU(pid int) (time.Duration, error) {
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	s := string(raw)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name in %q", pid, s)
-	}
-	f := strings.Fields(s[i+1:]) // f[0] is field 3, the state
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 13", pid, len(f))
-	}
-	var ticks int64
-	for _, field := range f[11:13] { // fields 14 (utime) and 15 (stime)
-		v, err := strconv.ParseInt(field, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += v
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
 
 // quietLoop is cpusample.Loop with every op, the warm-up's included, quiesced first.

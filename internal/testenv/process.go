@@ -149,15 +149,56 @@ func AnyAlive(pids []int) bool {
 		if syscall.Kill(pid, 0) != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			continue
-		}
-		// The state is the field after the parenthesised command name.
-		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		f, err := statFields(pid)
+		if err != nil || f[0] == "Z" {
 			continue
 		}
 		return true
 	}
 	return false
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name: f[0] is
+// field 3 (the state), f[11] and f[12] are fields 14 and 15 (utime, stime). The
+// command name (field 2) is in parentheses and may hold spaces, so the fields are
+// counted from the last ')'.
+func statFields(pid int) ([]string, error) {
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, err
+	}
+	s := string(raw)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name in %q", pid, s)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return nil, fmt.Errorf("/proc/%d/stat: %d fields after the command name, want at least 13", pid, len(f))
+	}
+	return f, nil
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux
+// architecture Go supports.
+const clockTicks = 100
+
+// CPUTime returns the CPU time (user + system) the processes have used so far, from
+// /proc/PID/stat, to the kernel's tick (10 ms).
+func CPUTime(pids []int) (time.Duration, error) {
+	var ticks int64
+	for _, pid := range pids {
+		f, err := statFields(pid)
+		if err != nil {
+			return 0, err
+		}
+		for _, field := range f[11:13] {
+			v, err := strconv.ParseInt(field, 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+			}
+			ticks += v
+		}
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }
