@@ -14,11 +14,17 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
+	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
 )
 
 // startController runs foo-controller in this process, traced into a fresh recorder,
 // until stop is called; stop cancels it and returns Run's error once it has returned.
+// It returns once the Foo and Deployment informers have synced.
+//
+// Why wait: a Foo created before the informer's first list or watch-list has finished
+// reaches the cache through that initial list, not as a watch event, and the journey
+// the demo prints starts at the watch event.
 func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pipeline controller.Pipeline) (rec *trace.Recorder, stop func() error, err error) {
 	// Why a bound: the trace of a demo is a few thousand events; a long run on a busy
 	// cluster should not grow without limit.
@@ -33,14 +39,24 @@ func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pi
 	done := make(chan error, 1)
 	// Goroutine owned by startController's caller: the controller; stop cancels it and
 	// waits for Run to return.
-	go func() { done <- c.Run(ctlCtx) }()
-	return rec, func() error {
+	// The wait ends early when Run does (an error before the caches synced).
+	waitCtx, endWait := context.WithCancel(ctlCtx)
+	defer endWait()
+	go func() {
+		done <- c.Run(ctlCtx)
+		endWait()
+	}()
+	stop = func() error {
 		cancel()
 		if err := <-done; err != nil {
 			return fmt.Errorf("controller: %w", err)
 		}
 		return nil
-	}, nil
+	}
+	if err := informer.WaitForCacheSync(waitCtx, c.Foos(), c.Deployments()); err != nil {
+		return nil, nil, errors.Join(fmt.Errorf("foo-controller's informers did not sync: %w", err), stop())
+	}
+	return rec, stop, nil
 }
 
 // checkPipeline fails unless the foos informer filled its cache the way pipeline
