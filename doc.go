@@ -7,6 +7,9 @@
 //	kube-apiserver
 //	    │  watch-list stream (or a paged LIST) / WATCH (a stream of events)
 //	    ▼
+//	listwatch.RESTListerWatcher (HTTP, framing, decoding into typed objects)
+//	    │  ListResult / Watch events
+//	    ▼
 //	reflector.Reflector ──Add/Update/Delete/Replace/Resync──▶ deltafifo.RealFIFO (or DeltaFIFO)
 //	                                                               │ Pop
 //	                                                               ▼
@@ -27,7 +30,8 @@
 // (informer.Options{Queue: informer.DeltaFIFOQueue, InitialList: reflector.PagedList}).
 //
 // Reading order: indexer (what "the cache" is), deltafifo (how changes queue up),
-// reflector (how changes arrive from the API server), informer (how the three compose
+// reflector (how changes arrive from the API server; listwatch is the wire under
+// it), informer (how the three compose
 // and fan out to handlers), workqueue (how a controller turns events into work), then
 // the programs in examples/ from 01 to 07 and the Foo controller. docs/ has a chapter
 // per stage and the map from each of our files to client-go's.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
@@ -140,7 +141,7 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 	if logger != nil {
 		logger = logger.With(res.logAttrs()...)
 	}
-	lw, err := reflector.NewListerWatcherForConfig[T](f.cfg, res.GVR.GroupVersion(), reflector.ListWatchOptions{
+	lw, err := listwatch.NewForConfig[T](f.cfg, res.GVR.GroupVersion(), listwatch.Options{
 		Resource: res.GVR.Resource, Namespace: res.Namespace,
 		LabelSelector: res.LabelSelector, FieldSelector: res.FieldSelector,
 		Scheme: scheme, Protobuf: !f.opts.JSON && decodesProtobuf[T](), Logger: logger,

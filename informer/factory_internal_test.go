@@ -10,11 +10,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
 func TestFactoryPassesItsOptionsToEveryInformer(t *testing.T) {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
 	opts := FactoryOptions{Scheme: scheme, ResyncPeriod: time.Minute, Queue: DeltaFIFOQueue, InitialList: reflector.PagedList, BacklogWarning: 7}
 	// No request is made until Start: the host is never dialled.

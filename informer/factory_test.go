@@ -18,14 +18,14 @@ import (
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 )
 
 // offlineFactory returns a factory whose apiserver is never dialled: For makes no
 // request, and these tests never Start it (or cancel it at once).
 func offlineFactory(t *testing.T, logger *slog.Logger) *informer.Factory {
 	t.Helper()
-	scheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
 	require.NoError(t, err)
 	return informer.NewFactory(&rest.Config{Host: "http://127.0.0.1:1"}, informer.FactoryOptions{Scheme: scheme, Logger: logger})
 }
@@ -84,7 +84,7 @@ func TestForChecksTheTypeAgainstTheResource(t *testing.T) {
 
 func mustScheme(t *testing.T, add ...func(*runtime.Scheme) error) *runtime.Scheme {
 	t.Helper()
-	s, err := reflector.NewScheme(add...)
+	s, err := listwatch.NewScheme(add...)
 	require.NoError(t, err)
 	return s
 }

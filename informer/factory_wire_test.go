@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 )
 
 // acceptRecorder is an apiserver that refuses every request with 403 and remembers
@@ -52,7 +52,7 @@ func acceptHeaders(t *testing.T, opts informer.FactoryOptions) map[string]string
 	rec := &acceptRecorder{accept: map[string]string{}, want: 2, all: make(chan struct{})}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
 	opts.Scheme = scheme
 	f := informer.NewFactory(&rest.Config{Host: srv.URL}, opts)

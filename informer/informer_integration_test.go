@@ -21,13 +21,13 @@ import (
 
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/testenv"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 )
 
 func integrationEnv(t *testing.T) (*testenv.Env, *informer.Factory, context.Context) {
 	t.Helper()
 	env := testenv.Start(t, testenv.Options{})
-	scheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
 	require.NoError(t, err)
 	f := informer.NewFactory(env.Config, informer.FactoryOptions{Scheme: scheme})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -37,7 +37,7 @@ func integrationEnv(t *testing.T) (*testenv.Env, *informer.Factory, context.Cont
 
 func client(t *testing.T, cfg *rest.Config, gv schema.GroupVersion) *rest.RESTClient {
 	t.Helper()
-	c, err := reflector.NewRESTClient(cfg, gv)
+	c, err := listwatch.NewRESTClient(cfg, gv)
 	require.NoError(t, err)
 	return c
 }

@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -61,5 +62,5 @@ func (e *syncErrors) state() (<-chan struct{}, error) {
 // fix the informer's Options).
 func isHopeless(err error) bool {
 	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) ||
-		errors.Is(err, reflector.ErrInvalidOptions)
+		errors.Is(err, reflector.ErrInvalidOptions) || errors.Is(err, listwatch.ErrInvalidOptions)
 }

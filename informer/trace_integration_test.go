@@ -12,7 +12,7 @@ import (
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/testenv"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"
 )
@@ -63,7 +63,7 @@ func journeyThroughEveryStage(t *testing.T, env *testenv.Env, p pipeline) {
 		opts.Queue, opts.InitialList = p.queue, p.list
 		wantQueue, wantList = trace.DeltaFIFO, "list"
 	}
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
 
 	var rec trace.Recorder

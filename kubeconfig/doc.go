@@ -4,7 +4,7 @@
 //	path := flag.String("kubeconfig", "", kubeconfig.FlagUsage)
 //	flag.Parse()
 //	cfg, from, err := kubeconfig.Load(*path)
-//	// cfg goes to informer.NewFactory, reflector.NewListerWatcherForConfig, or any
+//	// cfg goes to informer.NewFactory, listwatch.NewForConfig, or any
 //	// client-go client; from says which source won, for a log line.
 //
 // # Where this sits

@@ -110,8 +110,9 @@
 //   - A watch event's resourceVersion, key and bookmark annotation are read before the
 //     store is called, and the object is not read again after: the store owns it from
 //     then on (a transform may change it in place; handlers may already read it).
-//   - A wrong-type or undecodable object in a watch stream is logged with its key
-//     (namespace/name, recovered from the raw bytes) and skipped; the watch goes on.
+//   - An event whose object is nil is logged and skipped; the watch goes on. (The
+//     REST ListerWatcher, package listwatch, logs and skips a wrong-type or
+//     undecodable object itself, so the reflector never sees one.)
 //   - When Run returns, no goroutine it started is left: not the watch stream's
 //     decoder, not the resync timer, not a backoff timer. Cancelling ctx aborts a LIST
 //     in flight.
@@ -122,16 +123,17 @@
 // store.go (what the reflector writes into), listerwatcher.go (what it reads from, and
 // WatchListUnsupporter), reflector.go (InitialList, Options, Run), list.go (one cycle),
 // pager.go, watch.go, watchlist.go, resync.go, backoff.go, errors.go, trace.go (what it
-// reports to Options.Tracer: one event per transition, see package trace); then the
-// wire: restclient.go, restlw.go, decode.go, streamwatch.go; fakewatch.go for tests.
+// reports to Options.Tracer: one event per transition, see package trace), and
+// fakewatch.go for tests. The wire — the REST ListerWatcher, its framing and decoding —
+// is package listwatch.
 //
 // # client-go 1.35+ defaults and ours
 //
 //	                  client-go v0.36.3                          this package
 //	initial state     watch-list stream (WatchListClient gate),  the same (InitialList zero value
 //	                  LIST if refused or unsupported             WatchList); PagedList: the LIST
-//	wire format       protobuf for built-ins in typed clients    JSON; Protobuf: true (the
-//	                  and generated informers; JSON otherwise    informer Factory: as client-go)
+//	wire format       protobuf for built-ins in typed clients    listwatch: JSON; Protobuf: true
+//	                  and generated informers; JSON otherwise    (the informer Factory: as client-go)
 //	backoff           800ms ×2 ≤30s, jitter 1.0, reset 2m        same numbers (reset rule below)
 //	watch timeout     random [5m, 10m)                           same
 //	page size         500                                        same
@@ -140,8 +142,8 @@
 //
 //   - Typed: ListerWatcher[T] decodes into T itself, so the reflector has no expected
 //     type to check at run time. client-go's stream decoder turns an undecodable
-//     object into an ERROR event, which ends the watch and relists everything; we skip
-//     that one event (see RESTListerWatcher.Watch).
+//     object into an ERROR event, which ends the watch and relists everything; the
+//     REST ListerWatcher skips that one event (see listwatch.RESTListerWatcher.Watch).
 //   - The WatchErrorHandler sees every error that ends a cycle, including a watch that
 //     ended with 410 or an ERROR event; client-go logs those inside watch() and calls
 //     its handler only for LIST and watch-start failures. DefaultWatchErrorHandler keeps
@@ -152,8 +154,6 @@
 //     context.Background(), so cancelling stops the wait but not the request.
 //   - The watch-list backoff returns when ctx ends; client-go's sleeps through it.
 //   - The name defaults to the Go type, not the caller's file:line; logs go to slog.
-//   - Watch requests are not rate limited (Request.Throttle(nil)), as in client-go; we
-//     open them with rest.Request.Stream and decode frames ourselves.
 //   - Simplified (each safe because nothing in this module relies on it):
 //     MaxInternalErrorRetryDuration (default 0 = off in client-go; a 500 always
 //     relists here), ResourceVersionUpdater, the TransformingStore used while

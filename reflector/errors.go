@@ -10,6 +10,10 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
 
+// ErrInvalidOptions is wrapped by every error a constructor in this package returns
+// for bad input.
+var ErrInvalidOptions = errors.New("reflector: invalid options")
+
 // ErrVeryShortWatch ends a watch that closed in under a second without delivering a
 // single event. The reflector treats it as a failure and relists: a server that
 // keeps closing watches at once is usually broken, and re-watching at the same

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/reflector"
 )
@@ -124,37 +123,4 @@ func Example_pagedList() {
 	// Update a at RV 12
 	// Delete b at RV 13
 	// last synced RV: 13
-}
-
-// Building the real thing: a REST client for the group version, a ListerWatcher
-// for the resource, and a reflector into your store (a DeltaFIFO, an indexer, …).
-func ExampleNewListerWatcher() {
-	// Usually from a kubeconfig, e.g. with k8s.io/client-go/tools/clientcmd.
-	cfg := &rest.Config{Host: "https://127.0.0.1:6443"}
-	client, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	lw, err := reflector.NewListerWatcher[*corev1.ConfigMap](client, reflector.ListWatchOptions{
-		Resource:      "configmaps",
-		Namespace:     "default",
-		LabelSelector: "app=web",
-		Scheme:        scheme,
-		Protobuf:      true,
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	// Then: r, err := reflector.NewReflector(lw, store, reflector.Options[*corev1.ConfigMap]{})
-	// (a watch-list; InitialList: reflector.PagedList for the classic LIST)
-	// and r.Run(ctx). Nothing has been sent to the server yet.
-	fmt.Printf("%T\n", lw)
-	// Output: *reflector.RESTListerWatcher[*k8s.io/api/core/v1.ConfigMap]
 }

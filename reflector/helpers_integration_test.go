@@ -1,4 +1,4 @@
-package reflector
+package reflector_test
 
 import (
 	"context"
@@ -14,11 +14,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/internal/objects"
 	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/listwatch"
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // mapStore is the plainest Store: a map from namespace/name to the object.
-type mapStore[T Object] struct {
+type mapStore[T reflector.Object] struct {
 	mu       sync.Mutex
 	objects  map[string]T // guarded by mu
 	replaces int          // guarded by mu
@@ -26,11 +29,11 @@ type mapStore[T Object] struct {
 	once     sync.Once
 }
 
-func newMapStore[T Object]() *mapStore[T] {
+func newMapStore[T reflector.Object]() *mapStore[T] {
 	return &mapStore[T]{objects: map[string]T{}, replaced: make(chan struct{})}
 }
 
-func key(o Object) string { return objectKey(o.GetNamespace(), o.GetName()) }
+func key(o reflector.Object) string { return objects.Key(o.GetNamespace(), o.GetName()) }
 
 func (s *mapStore[T]) Add(o T) error    { return s.put(o) }
 func (s *mapStore[T]) Update(o T) error { return s.put(o) }
@@ -77,19 +80,27 @@ func (s *mapStore[T]) Replaces() int {
 	return s.replaces
 }
 
+// call is one List or Watch call recordingLW passed on.
+type call struct {
+	verb string
+	opts metav1.ListOptions
+}
+
+func (c call) String() string { return reflector.DescribeCall(c.verb, c.opts) }
+
 // recordingLW wraps a ListerWatcher: it records every call, can hold watches back
 // (gate), and can cut the current watch as a network failure would.
-type recordingLW[T Object] struct {
-	inner ListerWatcher[T]
+type recordingLW[T reflector.Object] struct {
+	inner reflector.ListerWatcher[T]
 
 	mu      sync.Mutex
-	calls   []call   // guarded by mu
-	conts   []string // guarded by mu: the continue token of each LIST response
-	current Watch[T] // guarded by mu: the last watch opened
+	calls   []call             // guarded by mu
+	conts   []string           // guarded by mu: the continue token of each LIST response
+	current reflector.Watch[T] // guarded by mu: the last watch opened
 	gate    chan struct{}
 }
 
-func newRecordingLW[T Object](inner ListerWatcher[T]) *recordingLW[T] {
+func newRecordingLW[T reflector.Object](inner reflector.ListerWatcher[T]) *recordingLW[T] {
 	g := make(chan struct{})
 	close(g)
 	return &recordingLW[T]{inner: inner, gate: g}
@@ -98,10 +109,10 @@ func newRecordingLW[T Object](inner ListerWatcher[T]) *recordingLW[T] {
 func (l *recordingLW[T]) record(verb string, opts metav1.ListOptions) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.calls = append(l.calls, call{verb: verb, opts: opts, at: time.Now()})
+	l.calls = append(l.calls, call{verb: verb, opts: opts})
 }
 
-func (l *recordingLW[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {
+func (l *recordingLW[T]) List(ctx context.Context, opts metav1.ListOptions) (reflector.ListResult[T], error) {
 	l.record("list", opts)
 	res, err := l.inner.List(ctx, opts)
 	l.mu.Lock()
@@ -110,7 +121,7 @@ func (l *recordingLW[T]) List(ctx context.Context, opts metav1.ListOptions) (Lis
 	return res, err
 }
 
-func (l *recordingLW[T]) Watch(ctx context.Context, opts metav1.ListOptions) (Watch[T], error) {
+func (l *recordingLW[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflector.Watch[T], error) {
 	l.mu.Lock()
 	gate := l.gate
 	l.mu.Unlock()
@@ -163,7 +174,7 @@ func integrationClient(t *testing.T, env *testenv.Env, gv schema.GroupVersion) *
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
 	cfg.QPS, cfg.Burst = -1, 0
-	c, err := NewRESTClient(cfg, gv)
+	c, err := listwatch.NewRESTClient(cfg, gv)
 	require.NoError(t, err)
 	return c
 }
@@ -254,7 +265,7 @@ func eventually(t *testing.T, ctx context.Context, what string, cond func() bool
 }
 
 // converged reports whether store holds exactly what a direct LIST returns.
-func converged[T Object](t *testing.T, ctx context.Context, core rest.Interface, namespace, selector string, store *mapStore[T]) func() bool {
+func converged[T reflector.Object](t *testing.T, ctx context.Context, core rest.Interface, namespace, selector string, store *mapStore[T]) func() bool {
 	return func() bool {
 		want, err := directVersions(ctx, core, namespace, selector)
 		if err != nil {
@@ -275,7 +286,7 @@ func converged[T Object](t *testing.T, ctx context.Context, core rest.Interface,
 }
 
 // runReflector runs r until the test ends and waits for Run to return.
-func runReflector[T Object](t *testing.T, r *Reflector[T]) {
+func runReflector[T reflector.Object](t *testing.T, r *reflector.Reflector[T]) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	// Goroutine owned by the test: exits when the cleanup cancels ctx, and the

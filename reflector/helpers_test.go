@@ -3,7 +3,6 @@ package reflector
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -300,42 +299,6 @@ type bookmarkingStore struct{ recordingStore }
 func (s *bookmarkingStore) Bookmark(rv string) error {
 	s.record("bookmark rv=" + rv)
 	return nil
-}
-
-// logRecorder is a slog.Handler that keeps every record's level and message, with
-// its attributes as key=value.
-type logRecorder struct {
-	mu    sync.Mutex
-	lines []string // guarded by mu
-}
-
-func (h *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logRecorder) Handle(_ context.Context, r slog.Record) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s", r.Level, r.Message)
-	r.Attrs(func(a slog.Attr) bool {
-		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
-		return true
-	})
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.lines = append(h.lines, b.String())
-	return nil
-}
-func (h *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h *logRecorder) WithGroup(string) slog.Handler      { return h }
-
-// Lines returns the records whose text contains substr.
-func (h *logRecorder) Lines(substr string) []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []string
-	for _, l := range h.lines {
-		if strings.Contains(l, substr) {
-			out = append(out, l)
-		}
-	}
-	return out
 }
 
 // runUntilExhausted runs r until lw's script is exhausted, then cancels ctx and

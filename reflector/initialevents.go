@@ -110,7 +110,7 @@ func (b *initialEvents[T]) list() []T {
 	return out
 }
 
-// compareKeys compares the keys of a and b (see objectKey: namespace/name, or the
+// compareKeys compares the keys of a and b (see objects.Key: namespace/name, or the
 // name alone for a cluster-scoped object) as strings, without building them: -1 if
 // a's sorts first, 0 if they are equal, +1 otherwise.
 //
@@ -142,7 +142,7 @@ func compareKeys(a, b objectName) int {
 	}
 }
 
-// keyParts returns the strings that objectKey joins for n.
+// keyParts returns the strings that objects.Key joins for n.
 func keyParts(n objectName) [3]string {
 	if n.namespace == "" {
 		return [3]string{n.name}

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/internal/objects"
 )
 
 // Namespaces and names chosen so that a namespace is a prefix of another and '/'
@@ -22,8 +24,8 @@ func TestCompareKeysIsTheOrderOfTheKeyStrings(t *testing.T) {
 		for _, bn := range keyAlphabet {
 			for _, names := range [][2]string{{"x", "y"}, {"y", "x"}, {"x", "x"}, {"a", "a-b"}, {"", "x"}} {
 				a, b := objectName{an, names[0]}, objectName{bn, names[1]}
-				want := strings.Compare(objectKey(a.namespace, a.name), objectKey(b.namespace, b.name))
-				assert.Equal(t, want, compareKeys(a, b), "%q vs %q", objectKey(a.namespace, a.name), objectKey(b.namespace, b.name))
+				want := strings.Compare(objects.Key(a.namespace, a.name), objects.Key(b.namespace, b.name))
+				assert.Equal(t, want, compareKeys(a, b), "%q vs %q", objects.Key(a.namespace, a.name), objects.Key(b.namespace, b.name))
 			}
 		}
 	}
@@ -34,9 +36,9 @@ func FuzzCompareKeys(f *testing.F) {
 	f.Add("", "a/x", "a", "x")
 	f.Add("ns", "n", "ns", "n")
 	f.Fuzz(func(t *testing.T, ans, an, bns, bn string) {
-		want := strings.Compare(objectKey(ans, an), objectKey(bns, bn))
+		want := strings.Compare(objects.Key(ans, an), objects.Key(bns, bn))
 		if got := compareKeys(objectName{ans, an}, objectName{bns, bn}); got != want {
-			t.Fatalf("compareKeys(%q, %q) = %d, want %d", objectKey(ans, an), objectKey(bns, bn), got, want)
+			t.Fatalf("compareKeys(%q, %q) = %d, want %d", objects.Key(ans, an), objects.Key(bns, bn), got, want)
 		}
 	})
 }
@@ -76,7 +78,7 @@ func TestInitialEventsListWhatAKeyedBufferWould(t *testing.T) {
 				Namespace: keyAlphabet[rng.IntN(len(keyAlphabet))], Name: keyAlphabet[1+rng.IntN(len(keyAlphabet)-1)],
 				ResourceVersion: fmt.Sprint(i),
 			}}
-			key := objectKey(cm.Namespace, cm.Name)
+			key := objects.Key(cm.Namespace, cm.Name)
 			switch rng.IntN(6) {
 			case 0:
 				events = append(events, "DELETED "+key)

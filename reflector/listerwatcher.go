@@ -55,8 +55,8 @@ type Watcher[T any] interface {
 }
 
 // ListerWatcher is the reflector's view of the API server for one resource: a LIST
-// and a WATCH with the same selectors. NewListerWatcher builds one over a REST
-// client; tests script their own.
+// and a WATCH with the same selectors. listwatch.New builds one over a REST client
+// (package listwatch, which imports this one); tests script their own.
 //
 // client-go: tools/cache/listwatch.go ListerWatcherWithContext
 type ListerWatcher[T any] interface {

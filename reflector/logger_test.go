@@ -6,10 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/internal/testlog"
 )
 
 func TestWithoutALoggerListWatchFailuresGoToSlogDefault(t *testing.T) {
-	logs := &logRecorder{}
+	logs := &testlog.Recorder{}
 	prev := slog.Default()
 	slog.SetDefault(slog.New(logs))
 	t.Cleanup(func() { slog.SetDefault(prev) })

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/kubeinternals/informers/internal/objects"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -124,10 +125,10 @@ type Reflector[T Object] struct {
 //
 // client-go: tools/cache/reflector.go NewReflectorWithOptions
 func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]) (*Reflector[T], error) {
-	if lw == nil || isNil(lw) {
+	if lw == nil || objects.IsNil(lw) {
 		return nil, fmt.Errorf("%w: nil ListerWatcher", ErrInvalidOptions)
 	}
-	if store == nil || isNil(store) {
+	if store == nil || objects.IsNil(store) {
 		return nil, fmt.Errorf("%w: nil Store", ErrInvalidOptions)
 	}
 	if opts.InitialList != WatchList && opts.InitialList != PagedList {

@@ -1,4 +1,4 @@
-package reflector
+package reflector_test
 
 import (
 	"context"
@@ -18,23 +18,25 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/listwatch"
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // configMapReflector builds a reflector for ConfigMaps in namespace, recording its
 // calls, into a fresh mapStore.
-func configMapReflector(t *testing.T, core rest.Interface, lwOpts ListWatchOptions, opts Options[*corev1.ConfigMap]) (*Reflector[*corev1.ConfigMap], *recordingLW[*corev1.ConfigMap], *mapStore[*corev1.ConfigMap]) {
+func configMapReflector(t *testing.T, core rest.Interface, lwOpts listwatch.Options, opts reflector.Options[*corev1.ConfigMap]) (*reflector.Reflector[*corev1.ConfigMap], *recordingLW[*corev1.ConfigMap], *mapStore[*corev1.ConfigMap]) {
 	t.Helper()
-	scheme, err := NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
 	lwOpts.Resource, lwOpts.Scheme = "configmaps", scheme
-	inner, err := NewListerWatcher[*corev1.ConfigMap](core, lwOpts)
+	inner, err := listwatch.New[*corev1.ConfigMap](core, lwOpts)
 	require.NoError(t, err)
 	lw := newRecordingLW[*corev1.ConfigMap](inner)
 	store := newMapStore[*corev1.ConfigMap]()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	r, err := NewReflector[*corev1.ConfigMap](lw, store, opts)
+	r, err := reflector.NewReflector[*corev1.ConfigMap](lw, store, opts)
 	require.NoError(t, err)
 	return r, lw, store
 }
@@ -57,7 +59,7 @@ func TestIntegrationListWatchMatchesADirectList(t *testing.T) {
 	require.NoError(t, createConfigMaps(ctx, core, "refl", "other", 5, nil))
 
 	for _, protobuf := range []bool{false, true} {
-		r, _, store := configMapReflector(t, core, ListWatchOptions{Namespace: "refl", LabelSelector: "app=web", Protobuf: protobuf}, Options[*corev1.ConfigMap]{Name: fmt.Sprintf("protobuf=%v", protobuf)})
+		r, _, store := configMapReflector(t, core, listwatch.Options{Namespace: "refl", LabelSelector: "app=web", Protobuf: protobuf}, reflector.Options[*corev1.ConfigMap]{Name: fmt.Sprintf("protobuf=%v", protobuf)})
 		runReflector(t, r)
 		<-store.replaced
 		eventually(t, ctx, "the first list matches", converged(t, ctx, core, "refl", "app=web", store))
@@ -97,7 +99,7 @@ func TestIntegrationA410FromCompactionCausesARelistAndTheStoreConverges(t *testi
 	createNamespace(t, ctx, core, "compact")
 	require.NoError(t, createConfigMaps(ctx, core, "compact", "cm", 10, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "compact"}, Options[*corev1.ConfigMap]{InitialList: PagedList})
+	r, lw, store := configMapReflector(t, core, listwatch.Options{Namespace: "compact"}, reflector.Options[*corev1.ConfigMap]{InitialList: reflector.PagedList})
 	runReflector(t, r)
 	<-store.replaced
 	eventually(t, ctx, "the first list matches", converged(t, ctx, core, "compact", "", store))
@@ -138,7 +140,7 @@ func TestIntegrationPagingWithTheWatchCacheOff(t *testing.T) {
 	createNamespace(t, ctx, core, "paged")
 	require.NoError(t, createConfigMaps(ctx, core, "paged", "cm", 200, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "paged"}, Options[*corev1.ConfigMap]{InitialList: PagedList, PageSize: 50})
+	r, lw, store := configMapReflector(t, core, listwatch.Options{Namespace: "paged"}, reflector.Options[*corev1.ConfigMap]{InitialList: reflector.PagedList, PageSize: 50})
 	runReflector(t, r)
 	<-store.replaced
 	assert.Len(t, store.Versions(), 200)
@@ -167,7 +169,7 @@ func TestIntegrationWatchListReceivesTheInitialEventsEndBookmark(t *testing.T) {
 	createNamespace(t, ctx, core, "stream")
 	require.NoError(t, createConfigMaps(ctx, core, "stream", "cm", 30, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "stream", Protobuf: true}, Options[*corev1.ConfigMap]{InitialList: WatchList})
+	r, lw, store := configMapReflector(t, core, listwatch.Options{Namespace: "stream", Protobuf: true}, reflector.Options[*corev1.ConfigMap]{InitialList: reflector.WatchList})
 	runReflector(t, r)
 	<-store.replaced
 	assert.Len(t, store.Versions(), 30)
@@ -188,7 +190,7 @@ func TestIntegrationTheStoreConvergesAfterTheAPIServerRestarts(t *testing.T) {
 	createNamespace(t, ctx, core, "restart")
 	require.NoError(t, createConfigMaps(ctx, core, "restart", "cm", 10, nil))
 
-	r, lw, store := configMapReflector(t, core, ListWatchOptions{Namespace: "restart"}, Options[*corev1.ConfigMap]{})
+	r, lw, store := configMapReflector(t, core, listwatch.Options{Namespace: "restart"}, reflector.Options[*corev1.ConfigMap]{})
 	runReflector(t, r)
 	<-store.replaced
 
@@ -223,10 +225,10 @@ func TestIntegrationACustomResourceThroughUnstructured(t *testing.T) {
 		return widgets.Post().Namespace("default").Resource("widgets").Body(widget("w0", 0)).SetHeader("Content-Type", "application/json").Do(ctx).Error() == nil
 	})
 
-	lw, err := NewListerWatcher[*unstructured.Unstructured](widgets, ListWatchOptions{Resource: "widgets", Namespace: "default"})
+	lw, err := listwatch.New[*unstructured.Unstructured](widgets, listwatch.Options{Resource: "widgets", Namespace: "default"})
 	require.NoError(t, err)
 	store := newMapStore[*unstructured.Unstructured]()
-	r, err := NewReflector[*unstructured.Unstructured](lw, store, Options[*unstructured.Unstructured]{Name: "widgets"})
+	r, err := reflector.NewReflector[*unstructured.Unstructured](lw, store, reflector.Options[*unstructured.Unstructured]{Name: "widgets"})
 	require.NoError(t, err)
 	runReflector(t, r)
 	<-store.replaced
@@ -262,28 +264,30 @@ func TestIntegrationTheInitialEventsOfAWatchListArriveInKeyOrder(t *testing.T) {
 		createNamespace(t, ctx, core, ns)
 		require.NoError(t, createConfigMaps(ctx, core, ns, "cm", 25, nil))
 	}
-	scheme, err := NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
 	for _, protobuf := range []bool{false, true} {
-		lw, err := NewListerWatcher[*corev1.ConfigMap](core, ListWatchOptions{Resource: "configmaps", Scheme: scheme, Protobuf: protobuf})
+		lw, err := listwatch.New[*corev1.ConfigMap](core, listwatch.Options{Resource: "configmaps", Scheme: scheme, Protobuf: protobuf})
 		require.NoError(t, err)
 		yes := true
 		w, err := lw.Watch(ctx, metav1.ListOptions{SendInitialEvents: &yes, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true})
 		require.NoError(t, err)
-		buffer := newInitialEvents[*corev1.ConfigMap]()
 		var keys []string
+		var items []*corev1.ConfigMap
 		for ev := range w.ResultChan() {
 			if ev.Type == watch.Bookmark && ev.Object.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
 				break
 			}
 			require.Equal(t, watch.Added, ev.Type)
 			keys = append(keys, key(ev.Object))
-			require.NoError(t, buffer.Add(ev.Object))
+			items = append(items, ev.Object)
 		}
 		w.Stop()
 		assert.GreaterOrEqual(t, len(keys), 50, "protobuf=%v", protobuf)
 		assert.True(t, slices.IsSorted(keys), "protobuf=%v: %v", protobuf, keys)
-		assert.Nil(t, buffer.byName, "protobuf=%v: the buffer needed a map", protobuf)
-		assert.Len(t, buffer.list(), len(keys))
+		noMap, listed, err := reflector.BufferWithoutAMap(items)
+		require.NoError(t, err)
+		assert.True(t, noMap, "protobuf=%v: the buffer needed a map", protobuf)
+		assert.Equal(t, len(keys), listed)
 	}
 }

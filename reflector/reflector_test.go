@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubeinternals/informers/internal/testlog"
 )
 
 func TestNewReflectorRejectsBadInput(t *testing.T) {
@@ -271,7 +273,7 @@ func TestDefaultWatchErrorHandlerLogLevels(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs := &logRecorder{}
+			logs := &testlog.Recorder{}
 			r, err := NewReflector(newScriptedLW(t), &recordingStore{}, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 			require.NoError(t, err)
 			DefaultWatchErrorHandler(t.Context(), r, tt.err)
@@ -289,7 +291,7 @@ func TestDefaultWatchErrorHandlerLogLevels(t *testing.T) {
 func TestStoreErrorsOnWatchEventsAreLoggedAndTheWatchGoesOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := newScriptedLW(t, listStep("1"), watchHold(added(cm("a", "2")), modified(cm("a", "3"))))
-		logs := &logRecorder{}
+		logs := &testlog.Recorder{}
 		store := &recordingStore{addErr: errors.New("rejected")}
 		r, err := NewReflector(lw, store, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 		require.NoError(t, err)
@@ -303,7 +305,7 @@ func TestStoreErrorsOnWatchEventsAreLoggedAndTheWatchGoesOn(t *testing.T) {
 func TestWatchListWarnsWhileTheEndBookmarkIsMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := newScriptedLW(t, watchHold())
-		logs := &logRecorder{}
+		logs := &testlog.Recorder{}
 		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: WatchList, Logger: slog.New(logs)})
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(t.Context(), 35*time.Second)
@@ -316,7 +318,7 @@ func TestWatchListWarnsWhileTheEndBookmarkIsMissing(t *testing.T) {
 func TestRunRefusesASecondConcurrentRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := newScriptedLW(t, listStep("1"), watchHold())
-		logs := &logRecorder{}
+		logs := &testlog.Recorder{}
 		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(t.Context())
@@ -369,7 +371,7 @@ func TestTheResourceVersionIsReadBeforeTheStoreTakesTheObject(t *testing.T) {
 			watchClose(0, added(cm("a", "2")), modified(cm("a", "3")), deleted(cm("a", "4"))),
 			watchHold(added(cm("b", "5"))),
 		)
-		logs := &logRecorder{}
+		logs := &testlog.Recorder{}
 		store := &transformingStore{recordingStore{addErr: errors.New("rejected")}}
 		r, err := NewReflector(lw, store, Options[cmT]{InitialList: PagedList, Logger: slog.New(logs)})
 		require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubeinternals/informers/internal/objects"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -48,6 +49,6 @@ func (r *Reflector[T]) traceEvent(t watch.EventType, meta eventMeta) {
 		r.emit(trace.Event{Kind: trace.Bookmark, ResourceVersion: meta.resourceVersion})
 		return
 	}
-	r.emit(trace.Event{Kind: trace.WatchEvent, Type: string(t), Key: objectKey(meta.namespace, meta.name),
+	r.emit(trace.Event{Kind: trace.WatchEvent, Type: string(t), Key: objects.Key(meta.namespace, meta.name),
 		ResourceVersion: meta.resourceVersion})
 }

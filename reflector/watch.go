@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/kubeinternals/informers/internal/objects"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -115,9 +116,9 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 		switch {
 		case err == nil:
 			// Transition W6: the stream ended without an error — the server's timeout,
-			// or a connection a proxy or load balancer closed or reset, which
-			// streamWatch.receive also reports as a plain end → re-watch at once from
-			// the last RV, no relist.
+			// or a connection a proxy or load balancer closed or reset, which the REST
+			// ListerWatcher (listwatch's streamWatch.receive) also reports as a plain
+			// end → re-watch at once from the last RV, no relist.
 			continue
 		case errors.Is(err, errStopRequested):
 			return nil
@@ -184,7 +185,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 				// Transitions W8–W10 start here: an Error event → its status as an error.
 				return initialEventsEnd, statusError(ev.Status)
 			}
-			if isNil(ev.Object) {
+			if objects.IsNil(ev.Object) {
 				r.logger.Warn("skipping watch event without an object", "eventType", string(ev.Type))
 				continue
 			}
@@ -252,7 +253,7 @@ func (r *Reflector[T]) applyEvent(ev Event[T], meta eventMeta, sink eventSink[T]
 		return
 	}
 	if err != nil {
-		r.logger.Error("store rejected a watch event", "eventType", string(ev.Type), "key", objectKey(meta.namespace, meta.name), "err", err)
+		r.logger.Error("store rejected a watch event", "eventType", string(ev.Type), "key", objects.Key(meta.namespace, meta.name), "err", err)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/testenv"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 )
 
 // The control plane is started once per benchmark process, on first use, and left
@@ -90,7 +90,7 @@ func (d *dataSet) ensure(b *testing.B, cfg *rest.Config) {
 // createObjects creates the namespace, then n objects of resource in it from 8
 // goroutines, each POSTed as JSON.
 func createObjects(ctx context.Context, cfg *rest.Config, namespace, resource string, n int, object func(i int) any) error {
-	core, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
+	core, err := listwatch.NewRESTClient(cfg, corev1.SchemeGroupVersion)
 	if err != nil {
 		return err
 	}

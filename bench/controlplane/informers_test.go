@@ -20,6 +20,7 @@ import (
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -72,7 +73,7 @@ func benchmarkDefaults[T indexer.Object](b *testing.B, cfg *rest.Config, data *d
 // (its Scheme set here); client-go's factory is always at its defaults.
 func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
 	opts informer.FactoryOptions, clientGoInformer func(clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer) {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,12 +179,12 @@ func BenchmarkInformerSync10kConfigMaps(b *testing.B) {
 func benchmarkInformerSync[T indexer.Object, L runtime.Object](b *testing.B, cfg *rest.Config, data *dataSet, resource string,
 	list func(context.Context, metav1.ListOptions) (L, error), watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
 	example runtime.Object, strip bool) {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		b.Fatal(err)
 	}
 	sidebyside.Pair(b, func(b *testing.B) {
-		lw, err := reflector.NewListerWatcherForConfig[T](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{
+		lw, err := listwatch.NewForConfig[T](cfg, corev1.SchemeGroupVersion, listwatch.Options{
 			Resource: resource, Namespace: data.namespace, Scheme: scheme, Protobuf: true,
 		})
 		if err != nil {

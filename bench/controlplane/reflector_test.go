@@ -21,6 +21,7 @@ import (
 	"github.com/kubeinternals/informers/bench/internal/cpusample"
 	"github.com/kubeinternals/informers/bench/internal/heapsample"
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -165,16 +166,16 @@ func configForMedia(cfg *rest.Config, protobuf bool) *rest.Config {
 }
 
 // ourConfigMapLW is our ListerWatcher for the reflector rows' ConfigMaps.
-func ourConfigMapLW(b *testing.B, cfg *rest.Config, protobuf bool) *reflector.RESTListerWatcher[*corev1.ConfigMap] {
-	client, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
+func ourConfigMapLW(b *testing.B, cfg *rest.Config, protobuf bool) *listwatch.RESTListerWatcher[*corev1.ConfigMap] {
+	client, err := listwatch.NewRESTClient(cfg, corev1.SchemeGroupVersion)
 	if err != nil {
 		b.Fatal(err)
 	}
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		b.Fatal(err)
 	}
-	lw, err := reflector.NewListerWatcher[*corev1.ConfigMap](client, reflector.ListWatchOptions{
+	lw, err := listwatch.New[*corev1.ConfigMap](client, listwatch.Options{
 		Resource: "configmaps", Namespace: reflectorBenchNamespace, Scheme: scheme, Protobuf: protobuf,
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubeinternals/informers/examples/internal/stepmain"
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -63,17 +64,17 @@ func (s printingStore) Delete(cm *corev1.ConfigMap) error {
 // run mirrors the namespace's ConfigMaps into a store until ctx ends, then prints what
 // the store holds.
 func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer, namespace string, watchList bool) error {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return err
 	}
-	client, err := reflector.NewRESTClient(cfg, corev1.SchemeGroupVersion)
+	client, err := listwatch.NewRESTClient(cfg, corev1.SchemeGroupVersion)
 	if err != nil {
 		return err
 	}
 	// The ListerWatcher is 01's two requests behind an interface; Protobuf asks for the
 	// compact wire format built-in types support.
-	lw, err := reflector.NewListerWatcher[*corev1.ConfigMap](client, reflector.ListWatchOptions{
+	lw, err := listwatch.New[*corev1.ConfigMap](client, listwatch.Options{
 		Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true,
 	})
 	if err != nil {

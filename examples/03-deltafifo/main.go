@@ -22,6 +22,7 @@ import (
 	"github.com/kubeinternals/informers/deltafifo"
 	"github.com/kubeinternals/informers/examples/internal/stepmain"
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -66,11 +67,11 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 
 	// Part 2: a reflector fills the queue; we pop slowly and apply each entry to a cache,
 	// which is also the queue's KnownObjects (so a relist can tell what was deleted).
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return err
 	}
-	lw, err := reflector.NewListerWatcherForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true})
+	lw, err := listwatch.NewForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion, listwatch.Options{Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true})
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubeinternals/informers/examples/internal/stepmain"
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -57,11 +58,11 @@ func snapshot(idx indexer.Indexer[*corev1.Pod]) (string, error) {
 }
 
 func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer, namespace string, every time.Duration) error {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return err
 	}
-	lw, err := reflector.NewListerWatcherForConfig[*corev1.Pod](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{Resource: "pods", Namespace: namespace, Scheme: scheme, Protobuf: true})
+	lw, err := listwatch.NewForConfig[*corev1.Pod](cfg, corev1.SchemeGroupVersion, listwatch.Options{Resource: "pods", Namespace: namespace, Scheme: scheme, Protobuf: true})
 	if err != nil {
 		return err
 	}

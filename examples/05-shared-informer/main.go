@@ -19,7 +19,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/stepmain"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 )
 
 func main() {
@@ -50,11 +50,11 @@ func printer(out io.Writer, name string) informer.HandlerFuncs[*corev1.ConfigMap
 }
 
 func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer, namespace string, resync time.Duration) error {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return err
 	}
-	lw, err := reflector.NewListerWatcherForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion, reflector.ListWatchOptions{Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true})
+	lw, err := listwatch.NewForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion, listwatch.Options{Resource: "configmaps", Namespace: namespace, Scheme: scheme, Protobuf: true})
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/stepmain"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/workqueue"
 )
 
@@ -35,7 +35,7 @@ func main() {
 }
 
 func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer, namespace string, workers int) error {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ const modulePrefix = "github.com/kubeinternals/informers/"
 var goroutineRoles = []struct{ contains, role string }{
 	{"informer.(*listener[...]).run", "listener.run: one handler's goroutine"},
 	{"informer.(*sharedProcessor[...]).run", "sharedProcessor.run: the processor"},
-	{"reflector.(*streamWatch[...]).receive", "streamWatch.receive: the open watch's decoder"},
+	{"listwatch.(*streamWatch[...]).receive", "streamWatch.receive: the open watch's decoder"},
 	{"reflector.(*Reflector[...]).resyncLoop", "Reflector.resyncLoop: the resync timer"},
 	{"reflector.(*Reflector[...]).Run", "Reflector.Run: watch-list (or LIST), then WATCH"},
 	{"informer.(*SharedIndexInformer[...]).processLoop", "SharedIndexInformer.Run → processLoop: pops the queue, writes the cache"},

@@ -20,7 +20,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -138,7 +138,7 @@ func (l *Lab) Factory(tracer *trace.Tracer, opts informer.FactoryOptions) (*info
 
 // factoryOn is Factory on cfg.
 func (l *Lab) factoryOn(cfg *rest.Config, tracer *trace.Tracer, opts informer.FactoryOptions) (*informer.Factory, error) {
-	scheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}

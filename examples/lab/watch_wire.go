@@ -32,7 +32,7 @@ func watchWire() Scenario {
 			"Every event carries the full object at its new resourceVersion, never a diff; examples/01-raw-list-watch reads the same stream through net/http, which hides the chunk boundaries.",
 		Read: []string{
 			"docs/03-reflector.md (WATCH) and examples/01-raw-list-watch (the same watch with rest.Request.Stream)",
-			"reflector/streamwatch.go: streamWatch.receive; reflector/watch.go: Reflector.watch",
+			"listwatch/streamwatch.go: streamWatch.receive; reflector/watch.go: Reflector.watch",
 		},
 		Run: runWatchWire,
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/events"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"
 )
@@ -139,7 +139,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	// One factory for both: it asks for protobuf for Deployments (a built-in type, whose
 	// generated code decodes it) and for JSON for Foos (a custom resource is served
 	// only as JSON).
-	scheme, err := reflector.NewScheme(v1alpha1.AddToScheme, appsv1.AddToScheme)
+	scheme, err := listwatch.NewScheme(v1alpha1.AddToScheme, appsv1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	if c.depAPI, err = newDeploymentClient(cfg); err != nil {
 		return nil, err
 	}
-	evScheme, err := reflector.NewScheme(corev1.AddToScheme, appsv1.AddToScheme, v1alpha1.AddToScheme)
+	evScheme, err := listwatch.NewScheme(corev1.AddToScheme, appsv1.AddToScheme, v1alpha1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/workqueue"
 )
 
@@ -100,7 +100,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	}
 	c.queue = workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[string]{Options: workqueue.Options{Name: "secret-sync", Logger: c.log}})
 
-	scheme, err := reflector.NewScheme(corev1.AddToScheme)
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}

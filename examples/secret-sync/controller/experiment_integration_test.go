@@ -16,7 +16,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/testenv"
-	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/listwatch"
 )
 
 // TestWhenDoesAnUpdateChangeResourceVersion is the README's experiment: which PUTs of a
@@ -103,7 +103,7 @@ func TestWhenDoesAnUpdateChangeResourceVersion(t *testing.T) {
 	})
 
 	t.Run("a resync is an Update with old and new at the same resourceVersion, and no request to the server", func(t *testing.T) {
-		scheme, err := reflector.NewScheme(corev1.AddToScheme)
+		scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 		require.NoError(t, err)
 		f := informer.NewFactory(env.Config, informer.FactoryOptions{Scheme: scheme, ResyncPeriod: time.Second})
 		inf, err := informer.For[*corev1.Secret](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("secrets"), Namespace: ns})

@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"context"
@@ -10,26 +10,28 @@ import (
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // streamWatch is the Watch of one HTTP watch response: a goroutine reads frames from
 // the body, decodes them and hands them to the consumer over result.
 //
 // client-go: apimachinery/pkg/watch/streamwatcher.go StreamWatcher
-type streamWatch[T Object] struct {
-	result   chan Event[T]      // closed by receive as it returns
-	done     chan struct{}      // closed by Stop
-	exited   chan struct{}      // closed by receive as it returns
-	stopOnce sync.Once          // guards close(done)
-	cancel   context.CancelFunc // cancels the HTTP request, which unblocks a body read
-	body     io.ReadCloser      // owned by receive
+type streamWatch[T reflector.Object] struct {
+	result   chan reflector.Event[T] // closed by receive as it returns
+	done     chan struct{}           // closed by Stop
+	exited   chan struct{}           // closed by receive as it returns
+	stopOnce sync.Once               // guards close(done)
+	cancel   context.CancelFunc      // cancels the HTTP request, which unblocks a body read
+	body     io.ReadCloser           // owned by receive
 }
 
 // startStreamWatch starts decoding body. cancel must cancel the request body belongs
 // to.
-func startStreamWatch[T Object](body io.ReadCloser, cancel context.CancelFunc, c *codec[T], logger *slog.Logger) *streamWatch[T] {
+func startStreamWatch[T reflector.Object](body io.ReadCloser, cancel context.CancelFunc, c *codec[T], logger *slog.Logger) *streamWatch[T] {
 	w := &streamWatch[T]{
-		result: make(chan Event[T]),
+		result: make(chan reflector.Event[T]),
 		done:   make(chan struct{}),
 		exited: make(chan struct{}),
 		cancel: cancel,
@@ -42,7 +44,7 @@ func startStreamWatch[T Object](body io.ReadCloser, cancel context.CancelFunc, c
 }
 
 // ResultChan implements Watch.
-func (w *streamWatch[T]) ResultChan() <-chan Event[T] { return w.result }
+func (w *streamWatch[T]) ResultChan() <-chan reflector.Event[T] { return w.result }
 
 // Stop implements Watch. It returns once the decoding goroutine has exited.
 func (w *streamWatch[T]) Stop() {
@@ -77,7 +79,7 @@ func (w *streamWatch[T]) receive(c *codec[T], logger *slog.Logger) {
 			// Pitfall: a stream whose framing is broken (a JSON syntax error) cannot be
 			// re-synchronised, so unlike an undecodable object this ends the watch,
 			// with the 500 status client-go reports for it.
-			w.send(Event[T]{Type: watch.Error, Status: undecodableStatus(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
+			w.send(reflector.Event[T]{Type: watch.Error, Status: undecodableStatus(fmt.Errorf("unable to decode an event from the watch stream: %w", err))})
 			return
 		}
 		ev, err := c.decodeEvent(frame)
@@ -95,7 +97,7 @@ func (w *streamWatch[T]) receive(c *codec[T], logger *slog.Logger) {
 }
 
 // send hands ev to the consumer; false if the watch was stopped first.
-func (w *streamWatch[T]) send(ev Event[T]) bool {
+func (w *streamWatch[T]) send(ev reflector.Event[T]) bool {
 	select {
 	case w.result <- ev:
 		return true

@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // richConfigMap has every kind of field a decoder can get wrong: strings, maps,
@@ -58,7 +60,7 @@ func richPod(name string) *corev1.Pod {
 }
 
 // slowDecode is the serializer's path the fast one replaces.
-func slowDecode[T Object](t *testing.T, c *codec[T], raw []byte) T {
+func slowDecode[T reflector.Object](t *testing.T, c *codec[T], raw []byte) T {
 	t.Helper()
 	obj, _, err := c.objects.Decode(raw, nil, c.newObject())
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // A protobuf LIST response is one enveloped list (see protoenvelope.go): the magic,
@@ -56,27 +58,27 @@ var errNotThisList = errors.New("not a protobuf list of this kind")
 
 // decodeListStream decodes a LIST response body as it is read. It reads body to its
 // end or to the first error.
-func (c *codec[T]) decodeListStream(body io.Reader) (ListResult[T], error) {
+func (c *codec[T]) decodeListStream(body io.Reader) (reflector.ListResult[T], error) {
 	br := bufio.NewReaderSize(body, 64<<10)
 	var seen bytes.Buffer // what was read before the stream was recognised
 	res, err := c.readList(io.TeeReader(br, &seen), br)
 	if errors.Is(err, errNotThisList) {
 		rest, readErr := io.ReadAll(br)
 		if readErr != nil {
-			return ListResult[T]{}, fmt.Errorf("read list: %w", readErr)
+			return reflector.ListResult[T]{}, fmt.Errorf("read list: %w", readErr)
 		}
 		return c.decodeList(append(seen.Bytes(), rest...))
 	}
 	if err != nil {
-		return ListResult[T]{}, fmt.Errorf("decode list: %w", err)
+		return reflector.ListResult[T]{}, fmt.Errorf("decode list: %w", err)
 	}
 	return res, nil
 }
 
 // readList reads the envelope through head (which records what it reads, for the
 // fallback) and, once the envelope is recognised, the items through br directly.
-func (c *codec[T]) readList(head io.Reader, br *bufio.Reader) (ListResult[T], error) {
-	var res ListResult[T]
+func (c *codec[T]) readList(head io.Reader, br *bufio.Reader) (reflector.ListResult[T], error) {
+	var res reflector.ListResult[T]
 	magic := make([]byte, len(protobufMagic))
 	if _, err := io.ReadFull(head, magic); err != nil || !bytes.Equal(magic, protobufMagic) {
 		return res, errNotThisList

@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"cmp"
@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/reflector"
 )
 
-// ListWatchOptions configures NewListerWatcher. Only Resource is required.
-type ListWatchOptions struct {
+// Options configures New. Only Resource is required.
+type Options struct {
 	// Resource is the plural, lower-case resource name: "configmaps", "deployments",
 	// "foos". Required.
 	Resource string
@@ -41,22 +43,22 @@ type ListWatchOptions struct {
 // safe for concurrent use.
 //
 // client-go: tools/cache/listwatch.go NewFilteredListWatchFromClient
-type RESTListerWatcher[T Object] struct {
+type RESTListerWatcher[T reflector.Object] struct {
 	client rest.Interface
-	opts   ListWatchOptions
+	opts   Options
 	codec  *codec[T]
 	logger *slog.Logger
 }
 
-var _ ListerWatcher[Object] = (*RESTListerWatcher[Object])(nil)
+var _ reflector.ListerWatcher[reflector.Object] = (*RESTListerWatcher[reflector.Object])(nil)
 
-// NewListerWatcher returns a ListerWatcher for opts.Resource in client's group
+// New returns a ListerWatcher for opts.Resource in client's group
 // version. client may be any rest.Interface pointing at the right group version
 // (NewRESTClient builds one): the ListerWatcher decodes responses itself.
 //
-// Example: NewListerWatcher[*corev1.ConfigMap](coreClient, ListWatchOptions{
+// Example: New[*corev1.ConfigMap](coreClient, Options{
 // Resource: "configmaps", Scheme: scheme, Protobuf: true}).
-func NewListerWatcher[T Object](client rest.Interface, opts ListWatchOptions) (*RESTListerWatcher[T], error) {
+func New[T reflector.Object](client rest.Interface, opts Options) (*RESTListerWatcher[T], error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: nil REST client", ErrInvalidOptions)
 	}
@@ -101,7 +103,7 @@ func (lw *RESTListerWatcher[T]) request(opts metav1.ListOptions) *rest.Request {
 // List performs one LIST request and decodes the page.
 //
 // client-go: tools/cache/listwatch.go ListWatch.ListWithContext
-func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {
+func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOptions) (reflector.ListResult[T], error) {
 	opts.Watch = false
 	if lw.codec.fast != nil && lw.codec.fast.streamList {
 		// Protobuf lists of generated types are decoded as they arrive
@@ -109,7 +111,7 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 		// Result.Error does below.
 		body, err := lw.request(opts).Stream(ctx)
 		if err != nil {
-			return ListResult[T]{}, err
+			return reflector.ListResult[T]{}, err
 		}
 		defer body.Close()
 		return lw.codec.decodeListStream(body)
@@ -118,7 +120,7 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 	// Pitfall: Result.Raw returns a bare "status code 410" error; Result.Error
 	// decodes the server's Status, which is what says Expired or TooManyRequests.
 	if err := result.Error(); err != nil {
-		return ListResult[T]{}, err
+		return reflector.ListResult[T]{}, err
 	}
 	body, _ := result.Raw()
 	return lw.codec.decodeList(body)
@@ -132,7 +134,7 @@ func (lw *RESTListerWatcher[T]) List(ctx context.Context, opts metav1.ListOption
 // into an Error event, which ends the watch and forces a relist of everything.
 //
 // client-go: tools/cache/listwatch.go ListWatch.WatchWithContext
-func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptions) (Watch[T], error) {
+func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflector.Watch[T], error) {
 	opts.Watch = true
 	reqCtx, cancel := context.WithCancel(ctx)
 	// Why Throttle(nil): like client-go's Request.Watch, a watch is not charged to
@@ -147,12 +149,12 @@ func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptio
 
 // itemsOf extracts a list object's items as T, each in its own allocation, with the
 // list's resource version and continue token.
-func itemsOf[T Object](list runtime.Object) (ListResult[T], error) {
+func itemsOf[T reflector.Object](list runtime.Object) (reflector.ListResult[T], error) {
 	acc, err := meta.ListAccessor(list)
 	if err != nil {
-		return ListResult[T]{}, fmt.Errorf("decoded %T is not a list: %w", list, err)
+		return reflector.ListResult[T]{}, fmt.Errorf("decoded %T is not a list: %w", list, err)
 	}
-	res := ListResult[T]{ResourceVersion: acc.GetResourceVersion(), Continue: acc.GetContinue()}
+	res := reflector.ListResult[T]{ResourceVersion: acc.GetResourceVersion(), Continue: acc.GetContinue()}
 	if n := meta.LenList(list); n > 0 {
 		res.Items = make([]T, 0, n)
 	}
@@ -166,20 +168,20 @@ func itemsOf[T Object](list runtime.Object) (ListResult[T], error) {
 		return nil
 	})
 	if err != nil {
-		return ListResult[T]{}, err
+		return reflector.ListResult[T]{}, err
 	}
 	return res, nil
 }
 
-// NewListerWatcherForConfig is NewRESTClient followed by NewListerWatcher: a
+// NewForConfig is NewRESTClient followed by New: a
 // ListerWatcher for opts.Resource in group version gv of the cluster cfg points at.
 //
-// Example: NewListerWatcherForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion,
-// ListWatchOptions{Resource: "configmaps", Scheme: scheme, Protobuf: true}).
-func NewListerWatcherForConfig[T Object](cfg *rest.Config, gv schema.GroupVersion, opts ListWatchOptions) (*RESTListerWatcher[T], error) {
+// Example: NewForConfig[*corev1.ConfigMap](cfg, corev1.SchemeGroupVersion,
+// Options{Resource: "configmaps", Scheme: scheme, Protobuf: true}).
+func NewForConfig[T reflector.Object](cfg *rest.Config, gv schema.GroupVersion, opts Options) (*RESTListerWatcher[T], error) {
 	client, err := NewRESTClient(cfg, gv)
 	if err != nil {
 		return nil, err
 	}
-	return NewListerWatcher[T](client, opts)
+	return New[T](client, opts)
 }

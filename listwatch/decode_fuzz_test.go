@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"bytes"
@@ -8,9 +8,13 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubeinternals/informers/internal/objects"
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // FuzzWatchDecoding feeds arbitrary bytes to the watch decoders: as one frame to
@@ -57,7 +61,7 @@ func FuzzWatchDecoding(f *testing.F) {
 	})
 }
 
-func checkCodec[T Object](t *testing.T, c *codec[T], data []byte) {
+func checkCodec[T reflector.Object](t *testing.T, c *codec[T], data []byte) {
 	if ev, err := c.decodeEvent(data); err == nil {
 		checkEvent(t, ev)
 	} else if _, ok := err.(*DecodeError); !ok {
@@ -71,17 +75,17 @@ func checkCodec[T Object](t *testing.T, c *codec[T], data []byte) {
 	}
 }
 
-func checkEvent[T Object](t *testing.T, ev Event[T]) {
+func checkEvent[T reflector.Object](t *testing.T, ev reflector.Event[T]) {
 	switch ev.Type {
 	case watch.Error:
 		if ev.Status == nil {
 			t.Fatal("an Error event without a Status")
 		}
-		if err := statusError(ev.Status); err == nil {
+		if err := apierrors.FromObject(ev.Status); err == nil {
 			t.Fatal("an Error event whose status is not an error")
 		}
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
-		if isNil(ev.Object) {
+		if objects.IsNil(ev.Object) {
 			t.Fatalf("a %s event without an object", ev.Type)
 		}
 		_ = ev.Object.GetResourceVersion()

@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"context"
@@ -24,6 +24,9 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/internal/testlog"
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // fakeAPIServer serves one handler and records each request's URL and Accept header.
@@ -60,7 +63,7 @@ func newTestClient(t *testing.T, host string, gv schema.GroupVersion) *rest.REST
 func newConfigMapLW(t *testing.T, host string, protobuf bool, logger *slog.Logger) *RESTListerWatcher[*corev1.ConfigMap] {
 	s, err := NewScheme(corev1.AddToScheme)
 	require.NoError(t, err)
-	lw, err := NewListerWatcher[*corev1.ConfigMap](newTestClient(t, host, corev1.SchemeGroupVersion), ListWatchOptions{
+	lw, err := New[*corev1.ConfigMap](newTestClient(t, host, corev1.SchemeGroupVersion), Options{
 		Resource: "configmaps", Namespace: "ns", LabelSelector: "app=web", FieldSelector: "metadata.name!=x",
 		Scheme: s, Protobuf: protobuf, Logger: logger,
 	})
@@ -125,9 +128,9 @@ func TestRESTListerWatcherListErrors(t *testing.T) {
 }
 
 // collect drains w until it closes or timeout passes.
-func collect[T any](t *testing.T, w Watch[T], timeout time.Duration) []Event[T] {
+func collect[T any](t *testing.T, w reflector.Watch[T], timeout time.Duration) []reflector.Event[T] {
 	t.Helper()
-	var out []Event[T]
+	var out []reflector.Event[T]
 	deadline := time.After(timeout)
 	for {
 		select {
@@ -166,7 +169,7 @@ func TestRESTListerWatcherWatchSkipsUndecodableObjects(t *testing.T) {
 					_, _ = rw.Write(f)
 				}
 			})
-			logs := &logRecorder{}
+			logs := &testlog.Recorder{}
 			lw := newConfigMapLW(t, srv.URL, protobuf, slog.New(logs))
 			timeout := int64(300)
 			sendInitialEvents := true
@@ -216,7 +219,7 @@ func TestRESTListerWatcherWatchStreamEnds(t *testing.T) {
 		require.Len(t, events, 2)
 		assert.Equal(t, "a", events[0].Object.Name)
 		require.Equal(t, watch.Error, events[1].Type)
-		assert.True(t, apierrors.IsInternalError(statusError(events[1].Status)))
+		assert.True(t, apierrors.IsInternalError(apierrors.FromObject(events[1].Status)))
 	})
 	t.Run("a stream cut in the middle of a frame ends without an error event", func(t *testing.T) {
 		w := newWire(t, true)
@@ -268,20 +271,23 @@ func TestRESTListerWatcherWatchStreamEnds(t *testing.T) {
 	})
 }
 
+// The reflector decides from these errors whether to relist (reflector/errors.go:
+// isExpiredError, isWatchErrorRetriable); here, that the ListerWatcher hands them over
+// as the API errors those predicates read.
 func TestRESTListerWatcherWatchErrors(t *testing.T) {
 	t.Run("a 410 answer to the watch request is the Expired API error", func(t *testing.T) {
 		srv := newFakeAPIServer(t, func(rw http.ResponseWriter, r *http.Request) {
 			writeStatus(rw, apierrors.NewResourceExpired("too old"))
 		})
 		_, err := newConfigMapLW(t, srv.URL, false, nil).Watch(t.Context(), metav1.ListOptions{})
-		assert.True(t, isExpiredError(err), "got %v", err)
+		assert.True(t, apierrors.IsResourceExpired(err), "got %v", err)
 	})
 	t.Run("a 429 answer is retriable without a relist", func(t *testing.T) {
 		srv := newFakeAPIServer(t, func(rw http.ResponseWriter, r *http.Request) {
 			writeStatus(rw, apierrors.NewTooManyRequests("slow down", 0))
 		})
 		_, err := newConfigMapLW(t, srv.URL, false, nil).Watch(t.Context(), metav1.ListOptions{})
-		assert.True(t, isWatchErrorRetriable(err), "got %v", err)
+		assert.True(t, apierrors.IsTooManyRequests(err), "got %v", err)
 	})
 	t.Run("a refused connection is retriable without a relist", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
@@ -307,9 +313,9 @@ func TestUnstructuredListerWatcher(t *testing.T) {
 		_, _ = rw.Write([]byte(`{"type":"ADDED","object":{"metadata":{"namespace":"ns","name":"nokind"}}}` + "\n"))
 		_, _ = rw.Write([]byte(`{"type":"DELETED","object":` + foo("a", "7") + "}\n"))
 	})
-	logs := &logRecorder{}
-	lw, err := NewListerWatcher[*unstructured.Unstructured](newTestClient(t, srv.URL, schema.GroupVersion{Group: "example.com", Version: "v1"}),
-		ListWatchOptions{Resource: "foos", Logger: slog.New(logs)})
+	logs := &testlog.Recorder{}
+	lw, err := New[*unstructured.Unstructured](newTestClient(t, srv.URL, schema.GroupVersion{Group: "example.com", Version: "v1"}),
+		Options{Resource: "foos", Logger: slog.New(logs)})
 	require.NoError(t, err)
 
 	res, err := lw.List(t.Context(), metav1.ListOptions{})
@@ -342,41 +348,41 @@ func TestNewListerWatcherRejectsBadInput(t *testing.T) {
 		new  func() error
 	}{
 		{"a nil client is rejected", func() error {
-			_, err := NewListerWatcher[*corev1.ConfigMap](nil, ListWatchOptions{Resource: "configmaps", Scheme: coreScheme})
+			_, err := New[*corev1.ConfigMap](nil, Options{Resource: "configmaps", Scheme: coreScheme})
 			return err
 		}},
 		{"an empty Resource is rejected", func() error {
-			_, err := NewListerWatcher[*corev1.ConfigMap](core, ListWatchOptions{Scheme: coreScheme})
+			_, err := New[*corev1.ConfigMap](core, Options{Scheme: coreScheme})
 			return err
 		}},
 		{"a malformed label selector is rejected", func() error {
-			_, err := NewListerWatcher[*corev1.ConfigMap](core, ListWatchOptions{Resource: "configmaps", Scheme: coreScheme, LabelSelector: "a in (b"})
+			_, err := New[*corev1.ConfigMap](core, Options{Resource: "configmaps", Scheme: coreScheme, LabelSelector: "a in (b"})
 			return err
 		}},
 		{"a malformed field selector is rejected", func() error {
-			_, err := NewListerWatcher[*corev1.ConfigMap](core, ListWatchOptions{Resource: "configmaps", Scheme: coreScheme, FieldSelector: "a=b=c=d,,"})
+			_, err := New[*corev1.ConfigMap](core, Options{Resource: "configmaps", Scheme: coreScheme, FieldSelector: "a=b=c=d,,"})
 			return err
 		}},
 		{"a type missing from the scheme is rejected", func() error {
-			_, err := NewListerWatcher[*appsv1.Deployment](core, ListWatchOptions{Resource: "deployments", Scheme: coreScheme})
+			_, err := New[*appsv1.Deployment](core, Options{Resource: "deployments", Scheme: coreScheme})
 			return err
 		}},
 		{"a type of another group version than the client is rejected", func() error {
 			s, err := NewScheme(corev1.AddToScheme, appsv1.AddToScheme)
 			require.NoError(t, err)
-			_, err = NewListerWatcher[*appsv1.Deployment](core, ListWatchOptions{Resource: "deployments", Scheme: s})
+			_, err = New[*appsv1.Deployment](core, Options{Resource: "deployments", Scheme: s})
 			return err
 		}},
 		{"a typed object without a Scheme is rejected", func() error {
-			_, err := NewListerWatcher[*corev1.ConfigMap](core, ListWatchOptions{Resource: "configmaps"})
+			_, err := New[*corev1.ConfigMap](core, Options{Resource: "configmaps"})
 			return err
 		}},
 		{"unstructured with a Scheme is rejected", func() error {
-			_, err := NewListerWatcher[*unstructured.Unstructured](core, ListWatchOptions{Resource: "configmaps", Scheme: coreScheme})
+			_, err := New[*unstructured.Unstructured](core, Options{Resource: "configmaps", Scheme: coreScheme})
 			return err
 		}},
 		{"protobuf without a Scheme is rejected", func() error {
-			_, err := NewListerWatcher[*unstructured.Unstructured](core, ListWatchOptions{Resource: "configmaps", Protobuf: true})
+			_, err := New[*unstructured.Unstructured](core, Options{Resource: "configmaps", Protobuf: true})
 			return err
 		}},
 		{"a nil AddToScheme is rejected", func() error {
@@ -406,7 +412,7 @@ func TestNewRESTClientPaths(t *testing.T) {
 	})
 	s, err := NewScheme(appsv1.AddToScheme)
 	require.NoError(t, err)
-	lw, err := NewListerWatcher[*appsv1.Deployment](newTestClient(t, srv.URL, appsv1.SchemeGroupVersion), ListWatchOptions{Resource: "deployments", Scheme: s})
+	lw, err := New[*appsv1.Deployment](newTestClient(t, srv.URL, appsv1.SchemeGroupVersion), Options{Resource: "deployments", Scheme: s})
 	require.NoError(t, err)
 	_, err = lw.List(t.Context(), metav1.ListOptions{})
 	require.NoError(t, err)
@@ -446,7 +452,7 @@ func TestDecodeStatusOfAnUnreadableErrorEventIsAnInternalError(t *testing.T) {
 		}
 		ev, err := c.decodeEvent(frame)
 		require.NoError(t, err)
-		assert.True(t, apierrors.IsInternalError(statusError(ev.Status)))
+		assert.True(t, apierrors.IsInternalError(apierrors.FromObject(ev.Status)))
 	}
 }
 
@@ -454,9 +460,9 @@ var _ runtime.Object = (*corev1.ConfigMap)(nil)
 
 func TestNewListerWatcherForConfigBuildsTheClientForTheGroupVersion(t *testing.T) {
 	t.Run("a nil config or a group version without version is refused", func(t *testing.T) {
-		_, err := NewListerWatcherForConfig[*corev1.ConfigMap](nil, corev1.SchemeGroupVersion, ListWatchOptions{Resource: "configmaps"})
+		_, err := NewForConfig[*corev1.ConfigMap](nil, corev1.SchemeGroupVersion, Options{Resource: "configmaps"})
 		assert.ErrorIs(t, err, ErrInvalidOptions)
-		_, err = NewListerWatcherForConfig[*corev1.ConfigMap](&rest.Config{Host: "http://127.0.0.1:1"}, schema.GroupVersion{Group: "apps"}, ListWatchOptions{Resource: "deployments"})
+		_, err = NewForConfig[*corev1.ConfigMap](&rest.Config{Host: "http://127.0.0.1:1"}, schema.GroupVersion{Group: "apps"}, Options{Resource: "deployments"})
 		assert.ErrorIs(t, err, ErrInvalidOptions)
 	})
 	t.Run("a LIST goes to the resource's path in that group version", func(t *testing.T) {
@@ -464,7 +470,7 @@ func TestNewListerWatcherForConfigBuildsTheClientForTheGroupVersion(t *testing.T
 			rw.Header().Set("Content-Type", "application/json")
 			_, _ = rw.Write([]byte(`{"apiVersion":"apps/v1","kind":"DeploymentList","metadata":{"resourceVersion":"7"},"items":[]}`))
 		})
-		lw, err := NewListerWatcherForConfig[*unstructured.Unstructured](&rest.Config{Host: srv.URL}, schema.GroupVersion{Group: "apps", Version: "v1"}, ListWatchOptions{Resource: "deployments", Namespace: "ns"})
+		lw, err := NewForConfig[*unstructured.Unstructured](&rest.Config{Host: srv.URL}, schema.GroupVersion{Group: "apps", Version: "v1"}, Options{Resource: "deployments", Namespace: "ns"})
 		require.NoError(t, err)
 		res, err := lw.List(t.Context(), metav1.ListOptions{})
 		require.NoError(t, err)

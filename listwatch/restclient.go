@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 
 // ErrInvalidOptions is wrapped by every error a constructor in this package returns
 // for bad input.
-var ErrInvalidOptions = errors.New("reflector: invalid options")
+var ErrInvalidOptions = errors.New("listwatch: invalid options")
 
 // NewScheme returns a fresh scheme with the given API groups registered, for example
 // NewScheme(corev1.AddToScheme, appsv1.AddToScheme). The scheme maps Go types to
@@ -28,7 +28,7 @@ func NewScheme(addToScheme ...func(*runtime.Scheme) error) (*runtime.Scheme, err
 			return nil, fmt.Errorf("%w: nil AddToScheme function", ErrInvalidOptions)
 		}
 		if err := add(s); err != nil {
-			return nil, fmt.Errorf("reflector: register API group: %w", err)
+			return nil, fmt.Errorf("listwatch: register API group: %w", err)
 		}
 	}
 	return s, nil
@@ -68,7 +68,7 @@ func NewRESTClient(cfg *rest.Config, gv schema.GroupVersion) (*rest.RESTClient, 
 	}
 	client, err := rest.RESTClientFor(c)
 	if err != nil {
-		return nil, fmt.Errorf("reflector: REST client for %s: %w", gv, err)
+		return nil, fmt.Errorf("listwatch: REST client for %s: %w", gv, err)
 	}
 	return client, nil
 }

@@ -1,4 +1,4 @@
-package reflector
+package listwatch
 
 import (
 	"encoding/binary"
@@ -16,6 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	jsonserializer "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kubeinternals/informers/internal/objects"
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // Media types a ListerWatcher asks for. We send exactly one in Accept, so we know how
@@ -58,7 +61,7 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // codec turns LIST bodies and watch frames into T. It is immutable after construction
 // and safe for concurrent use.
-type codec[T Object] struct {
+type codec[T reflector.Object] struct {
 	mediaType string
 	protobuf  bool
 	objects   runtime.Decoder // decodes one object or one list
@@ -74,7 +77,7 @@ type codec[T Object] struct {
 // newTypedCodec builds the codec for a Go type registered in scheme (e.g.
 // *corev1.ConfigMap), in JSON or protobuf. It checks that T and T's list kind are
 // registered for gv, so that a mistake shows up at construction, not on the wire.
-func newTypedCodec[T Object](scheme *runtime.Scheme, gv schema.GroupVersion, protobuf bool) (*codec[T], error) {
+func newTypedCodec[T reflector.Object](scheme *runtime.Scheme, gv schema.GroupVersion, protobuf bool) (*codec[T], error) {
 	elem, err := pointerElem[T]()
 	if err != nil {
 		return nil, err
@@ -132,7 +135,7 @@ func newTypedCodec[T Object](scheme *runtime.Scheme, gv schema.GroupVersion, pro
 
 // newUnstructuredCodec builds the JSON codec for *unstructured.Unstructured, which
 // decodes any kind, including custom resources without Go types.
-func newUnstructuredCodec[T Object]() (*codec[T], error) {
+func newUnstructuredCodec[T reflector.Object]() (*codec[T], error) {
 	var zero T
 	if _, ok := any(zero).(*unstructured.Unstructured); !ok {
 		return nil, fmt.Errorf("%w: a nil Scheme means *unstructured.Unstructured, not %T", ErrInvalidOptions, zero)
@@ -160,39 +163,39 @@ func pointerElem[T any]() (reflect.Type, error) {
 // alive.
 //
 // client-go: tools/pager/pager.go ListPager.ListWithAlloc
-func (c *codec[T]) decodeList(body []byte) (ListResult[T], error) {
+func (c *codec[T]) decodeList(body []byte) (reflector.ListResult[T], error) {
 	if c.fast != nil {
 		list := c.newList()
 		if ok, err := c.fast.decode(body, c.fast.listKind, list.(unmarshaler)); ok {
 			if err != nil {
-				return ListResult[T]{}, fmt.Errorf("decode list: %w", err)
+				return reflector.ListResult[T]{}, fmt.Errorf("decode list: %w", err)
 			}
 			return itemsOf[T](list)
 		}
 	}
 	obj, _, err := c.objects.Decode(body, nil, c.newList())
 	if err != nil {
-		return ListResult[T]{}, fmt.Errorf("decode list: %w", err)
+		return reflector.ListResult[T]{}, fmt.Errorf("decode list: %w", err)
 	}
 	return itemsOf[T](obj)
 }
 
 // decodeEvent decodes one watch frame. A *DecodeError means "log and skip this
 // event"; decodeEvent returns no other error.
-func (c *codec[T]) decodeEvent(frame []byte) (Event[T], error) {
+func (c *codec[T]) decodeEvent(frame []byte) (reflector.Event[T], error) {
 	var typ watch.EventType
 	var raw []byte
 	if c.protobuf {
 		// The frame's fields as sub-slices: no copy of the object's bytes.
 		t, object, err := unwrapWatchEvent(frame)
 		if err != nil {
-			return Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
+			return reflector.Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
 		}
 		typ, raw = eventType(t), object
 	} else {
 		var we metav1.WatchEvent
 		if err := json.Unmarshal(frame, &we); err != nil {
-			return Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
+			return reflector.Event[T]{}, &DecodeError{Err: fmt.Errorf("decode watch event envelope: %w", err)}
 		}
 		typ, raw = watch.EventType(we.Type), we.Object.Raw
 	}
@@ -200,13 +203,13 @@ func (c *codec[T]) decodeEvent(frame []byte) (Event[T], error) {
 	case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 		obj, err := c.decodeObject(raw)
 		if err != nil {
-			return Event[T]{}, &DecodeError{EventType: typ, Key: c.recoverKey(raw), Err: err}
+			return reflector.Event[T]{}, &DecodeError{EventType: typ, Key: c.recoverKey(raw), Err: err}
 		}
-		return Event[T]{Type: typ, Object: obj}, nil
+		return reflector.Event[T]{Type: typ, Object: obj}, nil
 	case watch.Error:
-		return Event[T]{Type: typ, Status: c.decodeStatus(raw)}, nil
+		return reflector.Event[T]{Type: typ, Status: c.decodeStatus(raw)}, nil
 	default:
-		return Event[T]{}, &DecodeError{EventType: typ, Key: c.recoverKey(raw), Err: fmt.Errorf("unknown watch event type %q", typ)}
+		return reflector.Event[T]{}, &DecodeError{EventType: typ, Key: c.recoverKey(raw), Err: fmt.Errorf("unknown watch event type %q", typ)}
 	}
 }
 
@@ -240,7 +243,7 @@ func (c *codec[T]) decodeObject(raw []byte) (T, error) {
 		return zero, err
 	}
 	t, ok := obj.(T)
-	if !ok || isNil(t) {
+	if !ok || objects.IsNil(t) {
 		return zero, fmt.Errorf("%w: got %T, want %T", ErrWrongType, obj, zero)
 	}
 	return t, nil
@@ -299,7 +302,7 @@ func (c *codec[T]) recoverKey(raw []byte) string {
 	if name == "" {
 		return ""
 	}
-	return objectKey(ns, name)
+	return objects.Key(ns, name)
 }
 
 // protobufObjectName finds namespace and name in a protobuf-encoded object.
@@ -327,23 +330,6 @@ func protobufObjectName(raw []byte) (namespace, name string) {
 		return "", ""
 	}
 	return meta.Namespace, meta.Name
-}
-
-// objectKey is namespace/name, or name for a cluster-scoped object.
-func objectKey(namespace, name string) string {
-	if namespace == "" {
-		return name
-	}
-	return namespace + "/" + name
-}
-
-// isNil reports whether obj is nil or a nil pointer inside an interface.
-func isNil(obj any) bool {
-	if obj == nil {
-		return true
-	}
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // frameReader reads one watch frame at a time from a framer's reader, growing its

@@ -1,0 +1,36 @@
+package objects
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestKeyOmitsTheSlashOfAClusterScopedObject(t *testing.T) {
+	for _, c := range []struct{ namespace, name, want string }{
+		{"default", "cfg", "default/cfg"},
+		{"", "node-1", "node-1"},
+	} {
+		if got := Key(c.namespace, c.name); got != c.want {
+			t.Errorf("Key(%q, %q) = %q, want %q", c.namespace, c.name, got, c.want)
+		}
+	}
+}
+
+func TestIsNilSeesANilPointerInsideAnInterface(t *testing.T) {
+	var pod *corev1.Pod
+	for _, c := range []struct {
+		name string
+		obj  any
+		want bool
+	}{
+		{"nil interface", nil, true},
+		{"nil *Pod", pod, true},
+		{"a Pod", &corev1.Pod{}, false},
+		{"a value, not a pointer", corev1.Pod{}, false},
+	} {
+		if got := IsNil(c.obj); got != c.want {
+			t.Errorf("%s: IsNil = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
