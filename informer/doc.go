@@ -82,7 +82,9 @@
 //   - An object an IndexFunc rejects is the only one lost: it is logged with its key
 //     and skipped, the rest of its RealFIFO batch or relist is applied, and a cached
 //     version stays (deltas.go). client-go's indexer panics and the process exits.
-//   - No mutation detector, no informer metrics, no watch-list consistency detector.
+//   - No mutation detector, no informer metrics. The watch-list consistency check is
+//     an option (Options.CheckWatchList), not an environment variable, and it reports
+//     and repairs instead of panicking.
 //
 // client-go: tools/cache/shared_informer.go, tools/cache/controller.go
 package informer

@@ -48,6 +48,10 @@ type FactoryOptions struct {
 	// its reflector, queue and handlers: one option traces the whole pipeline. Nil:
 	// off. See package trace.
 	Tracer *trace.Tracer
+	// CheckWatchList and OnInconsistency are passed to every informer: the watch-list
+	// consistency check, for tests and CI (see Options.CheckWatchList).
+	CheckWatchList  bool
+	OnInconsistency func(err *reflector.InconsistencyError)
 }
 
 // Factory hands out one shared informer per Resource and runs them together, so
@@ -150,14 +154,16 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		return nil, err
 	}
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
-		Name:           res.GVR.Resource,
-		ResyncPeriod:   f.opts.ResyncPeriod,
-		Indexers:       indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
-		Queue:          f.opts.Queue,
-		InitialList:    f.opts.InitialList,
-		BacklogWarning: f.opts.BacklogWarning,
-		Logger:         logger,
-		Tracer:         f.opts.Tracer,
+		Name:            res.GVR.Resource,
+		ResyncPeriod:    f.opts.ResyncPeriod,
+		Indexers:        indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
+		Queue:           f.opts.Queue,
+		InitialList:     f.opts.InitialList,
+		BacklogWarning:  f.opts.BacklogWarning,
+		Logger:          logger,
+		Tracer:          f.opts.Tracer,
+		CheckWatchList:  f.opts.CheckWatchList,
+		OnInconsistency: f.opts.OnInconsistency,
 	})
 	inf.description = res.String()
 	if err := addIndexers(inf, res, indexers); err != nil {

@@ -91,6 +91,14 @@ type Options[T indexer.Object] struct {
 	// reflector and queue, and the informer reports each write to the indexer, each
 	// fan-out and each handler call. Nil: off. See package trace.
 	Tracer *trace.Tracer
+	// CheckWatchList turns on the reflector's watch-list consistency check: each
+	// watch-list is compared with a LIST from etcd at the same resourceVersion, and a
+	// difference is logged at Error level, passed to OnInconsistency, and repaired
+	// (the cache gets the LIST's objects). One extra LIST per watch-list: for tests
+	// and CI. See reflector.Options.CheckWatchList.
+	CheckWatchList bool
+	// OnInconsistency, if set, is called with each difference CheckWatchList finds.
+	OnInconsistency func(err *reflector.InconsistencyError)
 }
 
 // SharedIndexInformer lists and watches one resource, keeps it in an Indexer, and

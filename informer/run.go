@@ -89,13 +89,15 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 	}
 	handler := s.watchErrorHandler
 	refl, err := reflector.NewReflector(s.lw, &listTracker[T]{Queue: queue, errs: &s.errs}, reflector.Options[T]{
-		Name:         s.opts.Name,
-		ResyncPeriod: s.resyncCheckPeriod,
-		ShouldResync: s.processor.shouldResync,
-		Logger:       s.logger,
-		InitialList:  s.opts.InitialList,
-		PageSize:     s.opts.PageSize,
-		Tracer:       s.opts.Tracer,
+		Name:            s.opts.Name,
+		ResyncPeriod:    s.resyncCheckPeriod,
+		ShouldResync:    s.processor.shouldResync,
+		Logger:          s.logger,
+		InitialList:     s.opts.InitialList,
+		PageSize:        s.opts.PageSize,
+		Tracer:          s.opts.Tracer,
+		CheckWatchList:  s.opts.CheckWatchList,
+		OnInconsistency: s.opts.OnInconsistency,
 		WatchErrorHandler: func(ctx context.Context, r *reflector.Reflector[T], err error) {
 			s.errs.record(err)
 			if handler != nil {

@@ -85,7 +85,9 @@
 //     last synced RV ("" at first or when unavailable); the server sends one ADDED per
 //     object, then a BOOKMARK annotated k8s.io/initial-events-end.
 //   - S2 end bookmark → store.Replace(buffered objects, bookmark RV) → WATCH on the very
-//     same stream.
+//     same stream. With CheckWatchList, first one LIST at the bookmark RV from etcd
+//     (resourceVersionMatch=Exact), compared by UID and resourceVersion; a difference
+//     is reported (InconsistencyError) and the store gets the LIST's objects.
 //   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
 //   - S4 closed before the end bookmark → S1 with an empty buffer (a close within 1s
 //     with no events is ErrVeryShortWatch, handled by S5).
@@ -122,7 +124,9 @@
 //
 // store.go (what the reflector writes into), listerwatcher.go (what it reads from, and
 // WatchListUnsupporter), reflector.go (InitialList, Options, Run), list.go (one cycle),
-// pager.go, watch.go, watchlist.go, resync.go, backoff.go, errors.go, trace.go (what it
+// pager.go, watch.go, watchlist.go, initialevents.go (the watch-list's buffer),
+// consistency.go (the optional check of a watch-list against etcd), resync.go,
+// backoff.go, errors.go, trace.go (what it
 // reports to Options.Tracer: one event per transition, see package trace), and
 // fakewatch.go for tests. The wire — the REST ListerWatcher, its framing and decoding —
 // is package listwatch.
@@ -154,11 +158,15 @@
 //     context.Background(), so cancelling stops the wait but not the request.
 //   - The watch-list backoff returns when ctx ends; client-go's sleeps through it.
 //   - The name defaults to the Go type, not the caller's file:line; logs go to slog.
+//   - The watch-list consistency check is an option per reflector (CheckWatchList), not
+//     the process-wide KUBE_WATCHLIST_INCONSISTENCY_DETECTOR variable. client-go's
+//     retries its LIST until it succeeds and panics on a difference (it is meant for
+//     CI); ours lists once, reports the difference (log, OnInconsistency) and repairs
+//     the store from the LIST.
 //   - Simplified (each safe because nothing in this module relies on it):
 //     MaxInternalErrorRetryDuration (default 0 = off in client-go; a 500 always
 //     relists here), ResourceVersionUpdater, the TransformingStore used while
 //     buffering watch-list events (our stores transform in Replace), the Table-kind
-//     checks (we never ask for Table output), the slow-list trace, the
-//     KUBE_WATCHLIST_INCONSISTENCY_DETECTOR check, an injectable clock (tests use
-//     testing/synctest), and the GVK check for unstructured objects.
+//     checks (we never ask for Table output), the slow-list trace, an injectable clock
+//     (tests use testing/synctest), and the GVK check for unstructured objects.
 package reflector

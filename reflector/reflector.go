@@ -84,6 +84,18 @@ type Options[T Object] struct {
 	// Tracer receives an event for every LIST and WATCH, watch event, bookmark,
 	// watch end, relist, backoff and resync tick. Nil: off. See package trace.
 	Tracer *trace.Tracer
+	// CheckWatchList turns on the watch-list consistency check: at each watch-list's
+	// end bookmark, before the store is replaced, the reflector LISTs once more at the
+	// bookmark's resourceVersion, from etcd (resourceVersionMatch=Exact), and compares
+	// the two by UID and resourceVersion. A difference is an *InconsistencyError,
+	// logged at Error level and passed to OnInconsistency, and the store gets the
+	// LIST's objects. It costs one full, unpaged LIST per watch-list: for tests and
+	// CI, as client-go's KUBE_WATCHLIST_INCONSISTENCY_DETECTOR is. It does nothing on
+	// the LIST path.
+	CheckWatchList bool
+	// OnInconsistency, if set, is called with each difference CheckWatchList finds (a
+	// test can fail on it), after it is logged. It must return quickly.
+	OnInconsistency func(err *InconsistencyError)
 }
 
 // Reflector keeps a Store in step with one resource on the API server: it lists

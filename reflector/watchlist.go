@@ -85,6 +85,9 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		// Transition S2: end bookmark → Replace, and keep this very watch open.
 		r.setResourceVersionUnavailable(false)
 		items := buffer.list()
+		if r.opts.CheckWatchList {
+			items = r.checkWatchList(ctx, items, bookmarkRV)
+		}
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Listed, Type: "watch-list", Items: len(items), ResourceVersion: bookmarkRV})
 		}
