@@ -66,6 +66,7 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 			if err := s.indexer.Update(d.Object); err != nil {
 				return err
 			}
+			s.watchForMutation(d.Object)
 			if s.opts.Tracer != nil {
 				s.traceApplied("update", old, true, d.Object, "")
 			}
@@ -75,6 +76,7 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 		if err := s.indexer.Add(d.Object); err != nil {
 			return err
 		}
+		s.watchForMutation(d.Object)
 		if s.opts.Tracer != nil {
 			s.traceApplied("add", old, false, d.Object, "")
 		}
@@ -182,6 +184,9 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 		s.processor.distribute(notification[T]{kind: deleteNotification, oldObj: deletions[i].Obj, tombstone: &deletions[i]}, false)
 	}
 	for _, r := range replacements {
+		if !r.rejected {
+			s.watchForMutation(r.obj)
+		}
 		switch {
 		case r.rejected:
 		case r.existed:
@@ -207,6 +212,7 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 func (s *SharedIndexInformer[T]) notifyFilled(objects []T, isInInitialList bool) {
 	var none T
 	for _, obj := range objects {
+		s.watchForMutation(obj)
 		if s.opts.Tracer != nil {
 			s.traceApplied("add", none, false, obj, "")
 		}
@@ -261,4 +267,14 @@ func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
 		}
 	}
 	return objects
+}
+
+// watchForMutation hands a just-cached object to the mutation detector, if there is
+// one.
+//
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.OnAdd, OnUpdate (cacheMutationDetector.AddObject)
+func (s *SharedIndexInformer[T]) watchForMutation(obj T) {
+	if s.mutations != nil {
+		s.mutations.add(obj)
+	}
 }

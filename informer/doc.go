@@ -41,7 +41,7 @@
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/fifo), synctrack.go,
 // registration.go (adding and removing handlers), wait.go and syncerrors.go
 // (WaitForCacheSync that tells you why), resource.go and factory.go (one informer per
-// resource),
+// resource), mutation.go (the optional cache mutation detector),
 // trace.go (what the informer reports to Options.Tracer: each indexer write with the
 // index values it changed, each fan-out and handler call; see package trace).
 //
@@ -82,9 +82,11 @@
 //   - An object an IndexFunc rejects is the only one lost: it is logged with its key
 //     and skipped, the rest of its RealFIFO batch or relist is applied, and a cached
 //     version stays (deltas.go). client-go's indexer panics and the process exits.
-//   - No mutation detector, no informer metrics. The watch-list consistency check is
-//     an option (Options.CheckWatchList), not an environment variable, and it reports
-//     and repairs instead of panicking.
+//   - The two detectors are options, not environment variables, and they report
+//     instead of panicking: Options.MutationDetector (client-go's
+//     KUBE_CACHE_MUTATION_DETECTOR; mutation.go) and Options.CheckWatchList
+//     (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR), which also repairs the cache.
+//   - No informer metrics.
 //
 // client-go: tools/cache/shared_informer.go, tools/cache/controller.go
 package informer

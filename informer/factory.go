@@ -52,6 +52,10 @@ type FactoryOptions struct {
 	// consistency check, for tests and CI (see Options.CheckWatchList).
 	CheckWatchList  bool
 	OnInconsistency func(err *reflector.InconsistencyError)
+	// MutationDetector is passed to every informer: the cache mutation detector,
+	// for tests and CI (see Options.MutationDetector). Each informer keeps its own
+	// copies.
+	MutationDetector *MutationDetector
 }
 
 // Factory hands out one shared informer per Resource and runs them together, so
@@ -154,16 +158,17 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		return nil, err
 	}
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
-		Name:            res.GVR.Resource,
-		ResyncPeriod:    f.opts.ResyncPeriod,
-		Indexers:        indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
-		Queue:           f.opts.Queue,
-		InitialList:     f.opts.InitialList,
-		BacklogWarning:  f.opts.BacklogWarning,
-		Logger:          logger,
-		Tracer:          f.opts.Tracer,
-		CheckWatchList:  f.opts.CheckWatchList,
-		OnInconsistency: f.opts.OnInconsistency,
+		Name:             res.GVR.Resource,
+		ResyncPeriod:     f.opts.ResyncPeriod,
+		Indexers:         indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
+		Queue:            f.opts.Queue,
+		InitialList:      f.opts.InitialList,
+		BacklogWarning:   f.opts.BacklogWarning,
+		Logger:           logger,
+		Tracer:           f.opts.Tracer,
+		CheckWatchList:   f.opts.CheckWatchList,
+		OnInconsistency:  f.opts.OnInconsistency,
+		MutationDetector: f.opts.MutationDetector,
 	})
 	inf.description = res.String()
 	if err := addIndexers(inf, res, indexers); err != nil {

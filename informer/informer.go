@@ -99,6 +99,11 @@ type Options[T indexer.Object] struct {
 	CheckWatchList bool
 	// OnInconsistency, if set, is called with each difference CheckWatchList finds.
 	OnInconsistency func(err *reflector.InconsistencyError)
+	// MutationDetector, if set, turns on the cache mutation detector: a deep copy of
+	// every cached object, compared with it periodically, so that a handler or a
+	// Lister caller that changes a shared object is reported (see MutationDetector).
+	// Nil: off. For tests and CI.
+	MutationDetector *MutationDetector
 }
 
 // SharedIndexInformer lists and watches one resource, keeps it in an Indexer, and
@@ -119,6 +124,9 @@ type SharedIndexInformer[T indexer.Object] struct {
 	// the Factory's Resource.String(), else Options.Name. Set before the informer is
 	// shared, never changed.
 	description string
+	// mutations is the cache mutation detector; nil when Options.MutationDetector is.
+	// Set by NewSharedIndexInformer, never changed.
+	mutations *mutationDetector[T]
 
 	// blockDeltas is held while a batch of deltas is applied to the indexer and
 	// distributed, and while a late handler's replay is queued, so that the replay
@@ -157,7 +165,12 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	if opts.Name != "" {
 		logger = logger.With("informer", opts.Name)
 	}
+	var mutations *mutationDetector[T]
+	if opts.MutationDetector != nil {
+		mutations = newMutationDetector[T](cmp.Or(opts.Name, fmt.Sprintf("%T", *new(T))), *opts.MutationDetector, logger)
+	}
 	return &SharedIndexInformer[T]{
+		mutations:         mutations,
 		lw:                lw,
 		opts:              opts,
 		logger:            logger,

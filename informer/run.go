@@ -50,6 +50,11 @@ func (s *SharedIndexInformer[T]) Run(ctx context.Context) {
 	}()
 	// Owner: Run. Exits when ctx ends (Reflector.Run returns with no goroutine left).
 	go func() { defer reflectorWG.Done(); refl.Run(ctx) }()
+	if s.mutations != nil {
+		wg.Add(1)
+		// Owner: Run. The mutation detector's comparisons; exits when ctx ends.
+		go func() { defer wg.Done(); s.mutations.run(ctx) }()
+	}
 
 	s.processLoop(ctx, queue)
 	reflectorWG.Wait()
