@@ -12,6 +12,7 @@ func scenarios() []Scenario {
 		sameRVUpdates(),
 		slowHandler(),
 		handlerPanic(),
+		handlerMutates(),
 		handlerDoesWork(),
 
 		// The controller's patterns.
