@@ -57,6 +57,10 @@ func TestColumnPushPop(t *testing.T) {
 func TestColumnGrowthAllocatesAboutTheFinalSize(t *testing.T) {
 	const n = 100 * pageLen
 	const size = 16 // a string header
+	// slack: TotalAlloc counts every goroutine's allocations, and the runtime and the
+	// testing package allocate now and then (a CI run once saw 4 KiB more during one
+	// push loop). The growth this test guards against is megabytes.
+	const slack = 64 << 10
 	allocated := func(push func()) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -75,7 +79,7 @@ func TestColumnGrowthAllocatesAboutTheFinalSize(t *testing.T) {
 	// The pages themselves, plus the first page's copies while it grew by append (about
 	// three pages) and the page directory (100 slice headers). A slice grown by append
 	// allocates about 5*n*size.
-	assert.LessOrEqual(t, got, uint64(n*size+4*pageLen*size), "pushing %d strings one at a time", n)
+	assert.LessOrEqual(t, got, uint64(n*size+4*pageLen*size+slack), "pushing %d strings one at a time", n)
 
 	// Replace gives the final size up front: then nothing but the pages and the
 	// directory is allocated, and the last page is exactly as long as needed.
@@ -87,7 +91,7 @@ func TestColumnGrowthAllocatesAboutTheFinalSize(t *testing.T) {
 			sized.push("v")
 		}
 	})
-	assert.LessOrEqual(t, got, uint64(m*size+4<<10), "pushing %d strings into a column sized for them", m)
+	assert.LessOrEqual(t, got, uint64(m*size+4<<10+slack), "pushing %d strings into a column sized for them", m)
 	assert.Equal(t, 100, cap(sized.pages[100]), "the last page is exactly sized")
 	runtime.KeepAlive(grown)
 	runtime.KeepAlive(sized)
