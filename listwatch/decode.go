@@ -62,12 +62,15 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 // codec turns LIST bodies and watch frames into T. It is immutable after construction
 // and safe for concurrent use.
 type codec[T reflector.Object] struct {
-	mediaType string
-	protobuf  bool
-	objects   runtime.Decoder // decodes one object or one list
-	framer    runtime.Framer  // splits a watch stream into frames
-	newObject func() T        // an empty T to decode into
-	newList   func() runtime.Object
+	// listAccept and watchAccept are the Accept headers of a LIST and of a WATCH:
+	// one media type each, the same for typed and unstructured objects; for
+	// metadata-only objects they name the kind the server converts to (metadata.go).
+	listAccept, watchAccept string
+	protobuf                bool
+	objects                 runtime.Decoder // decodes one object or one list
+	framer                  runtime.Framer  // splits a watch stream into frames
+	newObject               func() T        // an empty T to decode into
+	newList                 func() runtime.Object
 	// fast, if set, decodes protobuf objects and lists of T's kind without copying
 	// their bytes (protoenvelope.go); nil for JSON and for types without generated
 	// Unmarshal methods.
@@ -118,9 +121,10 @@ func newTypedCodec[T reflector.Object](scheme *runtime.Scheme, gv schema.GroupVe
 		fast = &fastDecoder{apiVersion: gv.String(), kind: gvk.Kind, listKind: listGVK.Kind, streamList: streamsList(list)}
 	}
 	return &codec[T]{
-		fast:      fast,
-		mediaType: mediaType,
-		protobuf:  protobuf,
+		fast:        fast,
+		listAccept:  mediaType,
+		watchAccept: mediaType,
+		protobuf:    protobuf,
 		// Why WithoutVersionDecoder: like client-go's typed clients, clear apiVersion
 		// and kind on decoded typed objects; the Go type already says what they are.
 		objects:   runtime.WithoutVersionDecoder{Decoder: info.Serializer},
@@ -141,11 +145,12 @@ func newUnstructuredCodec[T reflector.Object]() (*codec[T], error) {
 		return nil, fmt.Errorf("%w: a nil Scheme means *unstructured.Unstructured, not %T", ErrInvalidOptions, zero)
 	}
 	return &codec[T]{
-		mediaType: mediaTypeJSON,
-		objects:   unstructured.UnstructuredJSONScheme,
-		framer:    jsonserializer.Framer,
-		newObject: func() T { return any(&unstructured.Unstructured{}).(T) },
-		newList:   func() runtime.Object { return &unstructured.UnstructuredList{} },
+		listAccept:  mediaTypeJSON,
+		watchAccept: mediaTypeJSON,
+		objects:     unstructured.UnstructuredJSONScheme,
+		framer:      jsonserializer.Framer,
+		newObject:   func() T { return any(&unstructured.Unstructured{}).(T) },
+		newList:     func() runtime.Object { return &unstructured.UnstructuredList{} },
 	}, nil
 }
 

@@ -1,9 +1,11 @@
 // Package listwatch is the HTTP side of a reflector: a ListerWatcher that LISTs and
 // WATCHes one resource of a Kubernetes API server through k8s.io/client-go/rest and
 // decodes the answers into a typed T (or *unstructured.Unstructured), in JSON or
-// protobuf. It is client-go's ListWatch (tools/cache/listwatch.go) and the stream
-// decoding under it (apimachinery's StreamWatcher, streaming decoder and protobuf
-// serializer), rebuilt without a scheme-wide decoder.
+// protobuf; a T of *metav1.PartialObjectMetadata asks for each object's metadata
+// only, of any resource (metadata.go). It is client-go's ListWatch
+// (tools/cache/listwatch.go), its metadata client, and the stream decoding under
+// them (apimachinery's StreamWatcher, streaming decoder and protobuf serializer),
+// rebuilt without a scheme-wide decoder.
 //
 // # Where it sits
 //
@@ -57,8 +59,9 @@
 // restclient.go (NewScheme, NewRESTClient), restlw.go (Options, RESTListerWatcher,
 // New, NewForConfig: JSON by default, Protobuf: true for built-in types with a
 // Scheme), decode.go (the codec, frames, DecodeError, ErrWrongType), streamwatch.go
-// (the goroutine per watch), then the protobuf fast paths: protoenvelope.go and
-// liststream.go.
+// (the goroutine per watch), metadata.go (metadata only, for a T of
+// *metav1.PartialObjectMetadata), then the protobuf fast paths: protoenvelope.go
+// and liststream.go.
 //
 // # Differences from client-go
 //

@@ -29,10 +29,13 @@ type Options struct {
 	LabelSelector string
 	FieldSelector string
 	// Scheme maps T's Go type to its kind. nil means T is *unstructured.Unstructured,
-	// which decodes any resource (including custom resources) from JSON.
+	// which decodes any resource (including custom resources) from JSON. A T of
+	// *metav1.PartialObjectMetadata needs none: it asks for each object's metadata
+	// only, of any resource (metadata.go), and Scheme is not used.
 	Scheme *runtime.Scheme
 	// Protobuf asks the server for protobuf instead of JSON: smaller and faster to
-	// decode. Built-in types only (custom resources are JSON-only); needs a Scheme.
+	// decode. Built-in types with a Scheme, and *metav1.PartialObjectMetadata of any
+	// resource; custom resources as whole objects are JSON-only.
 	Protobuf bool
 	// Logger receives one line per skipped watch event. Nil means slog.Default();
 	// to discard, pass slog.New(slog.DiscardHandler).
@@ -74,6 +77,8 @@ func New[T reflector.Object](client rest.Interface, opts Options) (*RESTListerWa
 	var c *codec[T]
 	var err error
 	switch {
+	case isMetadata[T]():
+		c, err = newMetadataCodec[T](opts.Protobuf)
 	case opts.Scheme != nil:
 		c, err = newTypedCodec[T](opts.Scheme, client.APIVersion(), opts.Protobuf)
 	case opts.Protobuf:
@@ -96,8 +101,12 @@ func (lw *RESTListerWatcher[T]) request(opts metav1.ListOptions) *rest.Request {
 	if lw.opts.Namespace != "" {
 		req = req.Namespace(lw.opts.Namespace)
 	}
+	accept := lw.codec.listAccept
+	if opts.Watch {
+		accept = lw.codec.watchAccept
+	}
 	return req.SpecificallyVersionedParams(&opts, metav1.ParameterCodec, metav1.SchemeGroupVersion).
-		SetHeader("Accept", lw.codec.mediaType)
+		SetHeader("Accept", accept)
 }
 
 // List performs one LIST request and decodes the page.
@@ -163,6 +172,11 @@ func itemsOf[T reflector.Object](list runtime.Object) (reflector.ListResult[T], 
 		if !ok {
 			var zero T
 			return fmt.Errorf("%w: list item is %T, want %T", ErrWrongType, o, zero)
+		}
+		if p, ok := any(t).(*metav1.PartialObjectMetadata); ok {
+			// A JSON list's items carry apiVersion and kind (protobuf's do not): cleared,
+			// as the decoder clears them on every other object.
+			p.TypeMeta = metav1.TypeMeta{}
 		}
 		res.Items = append(res.Items, t)
 		return nil

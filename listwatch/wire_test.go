@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -21,6 +22,8 @@ type wire struct {
 	t        testing.TB
 	scheme   *runtime.Scheme
 	protobuf bool
+	// gv is the group version objects are encoded in; zero means core v1.
+	gv schema.GroupVersion
 }
 
 func newWire(t testing.TB, protobuf bool) *wire {
@@ -41,7 +44,11 @@ func (w *wire) object(obj runtime.Object) []byte {
 	cf := serializer.NewCodecFactory(w.scheme)
 	info, ok := runtime.SerializerInfoForMediaType(cf.SupportedMediaTypes(), w.mediaType())
 	require.True(w.t, ok)
-	b, err := runtime.Encode(cf.EncoderForVersion(info.Serializer, corev1.SchemeGroupVersion), obj)
+	gv := w.gv
+	if gv.Empty() {
+		gv = corev1.SchemeGroupVersion
+	}
+	b, err := runtime.Encode(cf.EncoderForVersion(info.Serializer, gv), obj)
 	require.NoError(w.t, err)
 	return b
 }
