@@ -3,7 +3,9 @@
 // out to any number of event handlers. The zero Options are client-go 1.36's informer:
 // a RealFIFO fed by a watch-list (a LIST when the server refuses one). The classic
 // pipeline, DeltaFIFO fed by a paged LIST, is chosen by name:
-// Options{Queue: DeltaFIFOQueue, InitialList: reflector.PagedList}.
+// Options{Queue: DeltaFIFOQueue, InitialList: reflector.PagedList}. The Factory's
+// For[*metav1.PartialObjectMetadata] is an informer of the metadata only, of any
+// resource (client-go's metadatainformer).
 //
 //	reflector ──▶ RealFIFO/DeltaFIFO ──Pop──▶ [processLoop ──▶ indexer] ──distribute──▶ listeners ──▶ handlers
 //	                                           ^^^^^^^^^^^^ this package ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
