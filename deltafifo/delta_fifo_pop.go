@@ -86,6 +86,16 @@ func (f *DeltaFIFO[T]) waitForKeyLocked(ctx context.Context) error {
 // client-go: tools/cache/delta_fifo.go DeltaFIFO.HasSynced
 func (f *DeltaFIFO[T]) HasSynced() bool { return f.sync.hasSynced() }
 
+// Len is the number of keys with pending deltas: what an informer's queued-items
+// metric reports. It takes the lock, so a Pop's process must not call it.
+//
+// client-go: tools/cache/delta_fifo.go DeltaFIFO (len(f.items), the numberOfQueuedItem metric)
+func (f *DeltaFIFO[T]) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queue)
+}
+
 // Synced returns a channel that is closed when HasSynced becomes true, so a caller
 // can wait for the initial list without polling.
 //

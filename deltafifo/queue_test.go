@@ -243,3 +243,17 @@ func TestQueueOrderAcrossKeys(t *testing.T) {
 		assert.Equal(t, [][]string{{"Added:ns/a@1"}, {"Added:ns/b@2"}, {"Deleted:ns/a@3"}}, summaries(popAll(t, q)))
 	})
 }
+
+func TestLenCountsWhatTheQueuedItemsMetricReports(t *testing.T) {
+	fifo := NewRealFIFO(RealFIFOOptions[*corev1.ConfigMap]{})
+	require.NoError(t, fifo.Add(cm("ns", "a", "1")))
+	require.NoError(t, fifo.Update(cm("ns", "a", "2")))
+	require.NoError(t, fifo.Replace([]*corev1.ConfigMap{cm("ns", "b", "3")}, "3"))
+	assert.Equal(t, 3, fifo.Len(), "RealFIFO: one per event, a ReplacedAll once")
+
+	d := NewDeltaFIFO(DeltaFIFOOptions[*corev1.ConfigMap]{})
+	require.NoError(t, d.Add(cm("ns", "a", "1")))
+	require.NoError(t, d.Update(cm("ns", "a", "2")))
+	require.NoError(t, d.Add(cm("ns", "b", "3")))
+	assert.Equal(t, 2, d.Len(), "DeltaFIFO: one per key with pending deltas")
+}

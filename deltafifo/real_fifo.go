@@ -252,6 +252,17 @@ func (f *RealFIFO[T]) appendLocked(e entry[T]) {
 // client-go: tools/cache/the_real_fifo.go RealFIFO.HasSynced
 func (f *RealFIFO[T]) HasSynced() bool { return f.sync.hasSynced() }
 
+// Len is the number of queued deltas, one per event (a ReplacedAll counts once):
+// what an informer's queued-items metric reports. It takes the lock, so a Pop's
+// process must not call it.
+//
+// client-go: tools/cache/the_real_fifo.go RealFIFO (len(f.items), the numberOfQueuedItem metric)
+func (f *RealFIFO[T]) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.items)
+}
+
 // Synced returns a channel that is closed when HasSynced becomes true.
 //
 // client-go: tools/cache/the_real_fifo.go RealFIFO.Done
