@@ -126,8 +126,9 @@
 // WatchListUnsupporter), reflector.go (InitialList, Options, Run), list.go (one cycle),
 // pager.go, watch.go, watchlist.go, initialevents.go (the watch-list's buffer),
 // consistency.go (the optional check of a watch-list against etcd), resync.go,
-// backoff.go, errors.go, trace.go (what it
-// reports to Options.Tracer: one event per transition, see package trace), and
+// backoff.go, errors.go, trace.go (what it reports to Options.Tracer: one event per
+// transition, see package trace), metrics.go (what it counts for
+// Options.MetricsProvider: lists, watches, events, relists by reason), and
 // fakewatch.go for tests. The wire — the REST ListerWatcher, its framing and decoding —
 // is package listwatch.
 //

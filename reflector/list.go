@@ -105,6 +105,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	// at RV "" below (client-go reuses its pager the same way).
 	listAll := r.lister(opts.ResourceVersion)
 	began := time.Now()
+	r.metrics.listStarted()
 	if r.opts.Tracer != nil {
 		r.emit(trace.Event{Kind: trace.ListStarted, Type: "list", ResourceVersion: opts.ResourceVersion})
 	}
@@ -113,6 +114,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		// Transition L3: LIST 410/too-large → LIST at RV "" (consistent read), now.
 		r.setResourceVersionUnavailable(true)
 		retry := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
+		r.metrics.relisted(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; listing again at the most recent"})
 			r.emit(trace.Event{Kind: trace.ListStarted, Type: "list", ResourceVersion: retry.ResourceVersion})
@@ -130,6 +132,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	r.setResourceVersionUnavailable(false)
 	r.logger.Debug("listed", "items", len(res.Items), "resourceVersion", res.ResourceVersion, "paginated", paginated, "took", time.Since(began))
 	// Transition L4: the list is the store's new content.
+	r.metrics.listed(len(res.Items))
 	if r.opts.Tracer != nil {
 		r.emit(trace.Event{Kind: trace.Listed, Type: "list", Items: len(res.Items), ResourceVersion: res.ResourceVersion, Paged: paginated})
 	}

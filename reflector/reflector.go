@@ -96,6 +96,9 @@ type Options[T Object] struct {
 	// OnInconsistency, if set, is called with each difference CheckWatchList finds (a
 	// test can fail on it), after it is logged. It must return quickly.
 	OnInconsistency func(err *InconsistencyError)
+	// MetricsProvider creates this reflector's metrics (see MetricsProvider). Nil:
+	// no metrics, at the cost of a nil check per list, watch and event.
+	MetricsProvider MetricsProvider
 }
 
 // Reflector keeps a Store in step with one resource on the API server: it lists
@@ -115,6 +118,8 @@ type Reflector[T Object] struct {
 	minWatchTimeout time.Duration
 	// useWatchList: InitialList is WatchList and lw does not declare it unsupported.
 	useWatchList bool
+	// metrics is nil without Options.MetricsProvider; its methods then do nothing.
+	metrics *reflectorMetrics
 
 	running atomic.Bool // true while Run executes; a second concurrent Run refuses
 
@@ -164,6 +169,7 @@ func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]
 	if r.name == "" {
 		r.name = r.typeDescription
 	}
+	r.metrics = newReflectorMetrics(opts.MetricsProvider, r.name)
 	if r.errorHandler == nil {
 		r.errorHandler = DefaultWatchErrorHandler[T]
 	}
@@ -204,6 +210,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		// Transition B1. Why back off even after a cycle that ended without error: every cycle
 		// ends in a relist, and relists are what overload a recovering server.
 		delay := r.backoff.Next(time.Now())
+		r.metrics.relisted(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err)})
 			r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: "before the relist"})
@@ -227,8 +234,9 @@ func (r *Reflector[T]) LastSyncResourceVersion() string {
 
 func (r *Reflector[T]) setLastSyncResourceVersion(rv string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.lastSyncRV = rv
+	r.mu.Unlock()
+	r.metrics.synced(rv)
 }
 
 func (r *Reflector[T]) setResourceVersionUnavailable(unavailable bool) {

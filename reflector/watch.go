@@ -83,6 +83,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 			if r.opts.Tracer != nil {
 				r.emit(trace.Event{Kind: trace.WatchStarted, ResourceVersion: opts.ResourceVersion})
 			}
+			r.metrics.watchStarted()
 			var err error
 			w, err = r.lw.Watch(ctx, opts)
 			if err != nil {
@@ -110,6 +111,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 		}, resyncErr)
 		w.Stop()
 		w = nil
+		r.metrics.watchEnded(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.WatchEnded, Reason: traceWhy(err), ResourceVersion: r.LastSyncResourceVersion()})
 		}
@@ -213,6 +215,7 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 			if r.opts.Tracer != nil {
 				r.traceEvent(ev.Type, meta)
 			}
+			r.metrics.event(string(ev.Type), ev.Type == watch.Bookmark)
 			r.applyEvent(ev, meta, sink)
 			onRV(meta.resourceVersion, pastSyntheticAdds)
 			count++

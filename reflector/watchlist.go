@@ -48,6 +48,8 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			TimeoutSeconds:       r.watchTimeoutSeconds(),
 		}
 		start := time.Now()
+		r.metrics.listStarted()
+		r.metrics.watchStarted()
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.ListStarted, Type: "watch-list", ResourceVersion: opts.ResourceVersion})
 		}
@@ -88,6 +90,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		if r.opts.CheckWatchList {
 			items = r.checkWatchList(ctx, items, bookmarkRV)
 		}
+		r.metrics.listed(len(items))
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Listed, Type: "watch-list", Items: len(items), ResourceVersion: bookmarkRV})
 		}
@@ -121,6 +124,7 @@ func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
 		return true
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.setResourceVersionUnavailable(true)
+		r.metrics.relisted(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; watch-list again at the most recent"})
 		}

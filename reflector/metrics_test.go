@@ -1,0 +1,243 @@
+package reflector
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// fakeMetrics records every metric of every reflector as "name metric" → values.
+type fakeMetrics struct {
+	mu     sync.Mutex
+	values map[string][]float64 // guarded by mu
+}
+
+type fakeMetric struct {
+	p   *fakeMetrics
+	key string
+}
+
+func (m fakeMetric) record(key string, v float64) {
+	m.p.mu.Lock()
+	defer m.p.mu.Unlock()
+	if m.p.values == nil {
+		m.p.values = map[string][]float64{}
+	}
+	m.p.values[key] = append(m.p.values[key], v)
+}
+func (m fakeMetric) Inc()              { m.record(m.key, 1) }
+func (m fakeMetric) Set(v float64)     { m.record(m.key, v) }
+func (m fakeMetric) Observe(v float64) { m.record(m.key, v) }
+
+type fakeLabeled struct{ fakeMetric }
+
+func (m fakeLabeled) Inc(label string) { m.record(m.key+"{"+label+"}", 1) }
+
+func (p *fakeMetrics) m(name, metric string) fakeMetric              { return fakeMetric{p, name + " " + metric} }
+func (p *fakeMetrics) NewListsMetric(n string) CounterMetric         { return p.m(n, "lists") }
+func (p *fakeMetrics) NewListDurationMetric(n string) SummaryMetric  { return p.m(n, "list_duration") }
+func (p *fakeMetrics) NewItemsInListMetric(n string) SummaryMetric   { return p.m(n, "items_in_list") }
+func (p *fakeMetrics) NewWatchesMetric(n string) CounterMetric       { return p.m(n, "watches") }
+func (p *fakeMetrics) NewShortWatchesMetric(n string) CounterMetric  { return p.m(n, "short_watches") }
+func (p *fakeMetrics) NewWatchDurationMetric(n string) SummaryMetric { return p.m(n, "watch_duration") }
+func (p *fakeMetrics) NewItemsInWatchMetric(n string) SummaryMetric  { return p.m(n, "items_in_watch") }
+func (p *fakeMetrics) NewLastResourceVersionMetric(n string) GaugeMetric {
+	return p.m(n, "last_rv")
+}
+func (p *fakeMetrics) NewRelistsMetric(n string) LabeledCounterMetric {
+	return fakeLabeled{p.m(n, "relists")}
+}
+func (p *fakeMetrics) NewWatchEventsMetric(n string) LabeledCounterMetric {
+	return fakeLabeled{p.m(n, "watch_events")}
+}
+func (p *fakeMetrics) NewLastEventTimeMetric(n string) GaugeMetric { return p.m(n, "last_event_time") }
+
+// count is how many values key received; last is the last one.
+func (p *fakeMetrics) count(key string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.values[key])
+}
+
+func (p *fakeMetrics) all(key string) []float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]float64(nil), p.values[key]...)
+}
+
+func (p *fakeMetrics) keys() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var k []string
+	for key, v := range p.values {
+		k = append(k, fmt.Sprintf("%s=%d", key, len(v)))
+	}
+	sort.Strings(k)
+	return strings.Join(k, " ")
+}
+
+// A watch-list, a watch that ends with 410, a relist as a watch-list again: every
+// metric moves as the state machine does.
+func TestReflectorMetricsFollowTheStateMachine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t,
+			watchClose(0, added(cmUID("a", "5")), added(cmUID("b", "6")), bookmarked(initialEventsEnd("9")),
+				modified(cmUID("a", "10")), errorEvent(errExpired())),
+			watchHold(added(cmUID("a", "10")), bookmarked(initialEventsEnd("11"))),
+		)
+		p := &fakeMetrics{}
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", MetricsProvider: p})
+		require.NoError(t, err)
+		began := time.Now()
+		time.Sleep(3 * time.Second) // the clock the metrics read, in the bubble
+		runUntilExhausted(t, r, lw)
+
+		assert.Equal(t, 2, p.count("cms lists"), p.keys())
+		assert.Equal(t, []float64{2, 1}, p.all("cms items_in_list"))
+		assert.Equal(t, 2, p.count("cms list_duration"))
+		assert.Equal(t, 2, p.count("cms watches"), "each watch-list's stream is a watch")
+		assert.Equal(t, 1, p.count("cms relists{expired}"), "the 410 relisted")
+		assert.Equal(t, 3, p.count("cms watch_events{ADDED}"))
+		assert.Equal(t, 1, p.count("cms watch_events{MODIFIED}"))
+		assert.Equal(t, 2, p.count("cms watch_events{BOOKMARK}"))
+		assert.Equal(t, []float64{3, 1}, p.all("cms items_in_watch"),
+			"the first watch ended after 3 events (bookmarks excluded), the second when the test stopped it")
+		assert.Equal(t, 2, p.count("cms watch_duration"))
+		assert.Zero(t, p.count("cms short_watches"))
+		rvs := p.all("cms last_rv")
+		require.NotEmpty(t, rvs)
+		assert.Equal(t, 11.0, rvs[len(rvs)-1])
+		times := p.all("cms last_event_time")
+		require.NotEmpty(t, times)
+		last := times[len(times)-1]
+		assert.GreaterOrEqual(t, last, float64(began.Add(3*time.Second).UnixNano())/1e9, "the Unix time of the last event: after the sleep")
+		assert.LessOrEqual(t, last, float64(time.Now().UnixNano())/1e9, "and not in the future")
+		assert.Greater(t, last, times[0], "set again by the relist's events, after the backoff")
+	})
+}
+
+// A LIST, and a watch that closes at once with no event: a very short watch, counted
+// as such and as the reason of the relist.
+func TestReflectorMetricsCountAVeryShortWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t, listStep("10", cmUID("a", "9")), watchClose(0), listStep("12"), watchHold())
+		p := &fakeMetrics{}
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", InitialList: PagedList, MetricsProvider: p})
+		require.NoError(t, err)
+		runUntilExhausted(t, r, lw)
+		assert.Equal(t, 1, p.count("cms short_watches"), p.keys())
+		assert.Equal(t, 1, p.count("cms relists{very_short_watch}"))
+		assert.Equal(t, 2, p.count("cms lists"))
+		assert.Equal(t, []float64{1, 0}, p.all("cms items_in_list"))
+	})
+}
+
+func TestRelistReasons(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{errExpired(), RelistExpired},
+		{errTooLargeRV(), RelistTooLargeRV},
+		{fmt.Errorf("cms: %w", ErrVeryShortWatch), RelistVeryShortWatch},
+		{errInternal(), RelistOther},
+		{nil, RelistOther},
+	} {
+		assert.Equal(t, c.want, RelistReason(c.err), "%v", c.err)
+	}
+}
+
+// A provider whose methods return nil gets metrics that drop their values.
+func TestANilMetricIsDropped(t *testing.T) {
+	m := newReflectorMetrics(nilProvider{}, "x")
+	require.NotNil(t, m)
+	m.listStarted()
+	m.listed(3)
+	m.watchStarted()
+	m.event("ADDED", false)
+	m.watchEnded(ErrVeryShortWatch)
+	m.relisted(errExpired())
+	m.synced("12")
+	assert.Nil(t, newReflectorMetrics(nil, "x"), "no provider, no metrics")
+}
+
+type nilProvider struct{}
+
+func (nilProvider) NewListsMetric(string) CounterMetric              { return nil }
+func (nilProvider) NewListDurationMetric(string) SummaryMetric       { return nil }
+func (nilProvider) NewItemsInListMetric(string) SummaryMetric        { return nil }
+func (nilProvider) NewWatchesMetric(string) CounterMetric            { return nil }
+func (nilProvider) NewShortWatchesMetric(string) CounterMetric       { return nil }
+func (nilProvider) NewWatchDurationMetric(string) SummaryMetric      { return nil }
+func (nilProvider) NewItemsInWatchMetric(string) SummaryMetric       { return nil }
+func (nilProvider) NewLastResourceVersionMetric(string) GaugeMetric  { return nil }
+func (nilProvider) NewRelistsMetric(string) LabeledCounterMetric     { return nil }
+func (nilProvider) NewWatchEventsMetric(string) LabeledCounterMetric { return nil }
+func (nilProvider) NewLastEventTimeMetric(string) GaugeMetric        { return nil }
+
+// The metrics cost nothing per watch event: with no provider, and with a provider
+// whose metrics do not allocate, handling an event allocates the same.
+func TestMetricsAddNoAllocationPerWatchEvent(t *testing.T) {
+	perEvent := func(p MetricsProvider) float64 {
+		w := NewFakeWatch[cmT]()
+		lw := ListWatch[cmT]{
+			ListFunc: func(context.Context, metav1.ListOptions) (ListResult[cmT], error) {
+				return ListResult[cmT]{ResourceVersion: "1"}, nil
+			},
+			WatchFunc: func(context.Context, metav1.ListOptions) (Watch[cmT], error) { return w, nil },
+		}
+		r, err := NewReflector(lw, &countingStore{}, Options[cmT]{InitialList: PagedList, MetricsProvider: p})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		// Goroutine owned by this test: Run, ended by cancel below.
+		go func() { defer close(done); r.Run(ctx) }()
+		obj := cmUID("a", "2")
+		for range 100 { // warm up: the watch is open and every path taken once
+			w.Modify(obj)
+		}
+		allocs := testing.AllocsPerRun(1000, func() { w.Modify(obj) })
+		cancel()
+		<-done
+		return allocs
+	}
+	without := perEvent(nil)
+	with := perEvent(allocFreeProvider{})
+	assert.Equal(t, without, with, "allocations per event without metrics %v, with %v", without, with)
+}
+
+// allocFreeProvider's metrics record into atomics-free sinks that never allocate.
+type allocFreeProvider struct{ nilProvider }
+
+type sink struct{}
+
+func (sink) Inc()            {}
+func (sink) Set(float64)     {}
+func (sink) Observe(float64) {}
+
+type labeledSink struct{}
+
+func (labeledSink) Inc(string) {}
+
+func (allocFreeProvider) NewWatchesMetric(string) CounterMetric            { return sink{} }
+func (allocFreeProvider) NewLastResourceVersionMetric(string) GaugeMetric  { return sink{} }
+func (allocFreeProvider) NewWatchEventsMetric(string) LabeledCounterMetric { return labeledSink{} }
+func (allocFreeProvider) NewLastEventTimeMetric(string) GaugeMetric        { return sink{} }
+
+// countingStore is a Store that only counts.
+type countingStore struct{ n int }
+
+func (s *countingStore) Add(cmT) error               { s.n++; return nil }
+func (s *countingStore) Update(cmT) error            { s.n++; return nil }
+func (s *countingStore) Delete(cmT) error            { s.n++; return nil }
+func (s *countingStore) Replace([]cmT, string) error { return nil }
+func (s *countingStore) Resync() error               { return nil }
