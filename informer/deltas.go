@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/kubeinternals/informers/deltafifo"
 	"github.com/kubeinternals/informers/indexer"
@@ -19,14 +20,38 @@ import (
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.handleDeltas
 func (s *SharedIndexInformer[T]) handleDeltas(deltas deltafifo.Deltas[T], isInInitialList bool) error {
+	var began time.Time
+	if s.metrics != nil {
+		began = time.Now()
+	}
 	s.blockDeltas.Lock()
 	defer s.blockDeltas.Unlock()
 	for _, d := range deltas {
 		if err := s.applyDelta(d, isInInitialList); err != nil {
 			s.logRejected(d, err)
+		} else if s.metrics != nil {
+			s.metrics.applied(deltaRV(d))
 		}
 	}
+	s.metrics.processed(began)
 	return nil
+}
+
+// deltaRV is the resource version a delta brings the cache to: the list's for a
+// ReplacedAll, the bookmark's for a Bookmark, the object's otherwise ("" for a
+// SyncAll, which changes nothing).
+func deltaRV[T indexer.Object](d deltafifo.Delta[T]) string {
+	switch d.Type {
+	case deltafifo.ReplacedAll, deltafifo.Bookmark:
+		if d.Info != nil {
+			return d.Info.ResourceVersion
+		}
+		return ""
+	case deltafifo.SyncAll:
+		return ""
+	default:
+		return d.Object.GetResourceVersion()
+	}
 }
 
 // logRejected logs a delta the cache did not take.

@@ -43,7 +43,8 @@
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/fifo), synctrack.go,
 // registration.go (adding and removing handlers), wait.go and syncerrors.go
 // (WaitForCacheSync that tells you why), resource.go and factory.go (one informer per
-// resource), mutation.go (the optional cache mutation detector),
+// resource), mutation.go (the optional cache mutation detector), metrics.go (what
+// Options.MetricsProvider is given),
 // trace.go (what the informer reports to Options.Tracer: each indexer write with the
 // index values it changed, each fan-out and handler call; see package trace).
 //
@@ -88,7 +89,9 @@
 //     instead of panicking: Options.MutationDetector (client-go's
 //     KUBE_CACHE_MUTATION_DETECTOR; mutation.go) and Options.CheckWatchList
 //     (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR), which also repairs the cache.
-//   - No informer metrics.
+//   - Metrics come from a provider per informer (Options.MetricsProvider, which also
+//     serves its reflector and its handlers), not from process-wide providers set
+//     once; client-go 1.36 declares reflector metrics it never records (metrics.go).
 //
 // client-go: tools/cache/shared_informer.go, tools/cache/controller.go
 package informer

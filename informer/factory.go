@@ -59,6 +59,10 @@ type FactoryOptions struct {
 	// for tests and CI (see Options.MutationDetector). Each informer keeps its own
 	// copies.
 	MutationDetector *MutationDetector
+	// MetricsProvider is passed to every informer (see Options.MetricsProvider); each
+	// creates its metrics with its own name, the Resource's GroupVersionResource
+	// resource ("pods").
+	MetricsProvider MetricsProvider
 }
 
 // Factory hands out one shared informer per Resource and runs them together, so
@@ -177,6 +181,7 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		CheckWatchList:   f.opts.CheckWatchList,
 		OnInconsistency:  f.opts.OnInconsistency,
 		MutationDetector: f.opts.MutationDetector,
+		MetricsProvider:  f.opts.MetricsProvider,
 	})
 	inf.description = res.String()
 	if err := addIndexers(inf, res, indexers); err != nil {

@@ -104,6 +104,10 @@ type Options[T indexer.Object] struct {
 	// Lister caller that changes a shared object is reported (see MutationDetector).
 	// Nil: off. For tests and CI.
 	MutationDetector *MutationDetector
+	// MetricsProvider creates the metrics of this informer, its reflector and its
+	// handlers (see MetricsProvider). Nil: no metrics, at the cost of a nil check
+	// per queued item, watch event and notification.
+	MetricsProvider MetricsProvider
 }
 
 // SharedIndexInformer lists and watches one resource, keeps it in an Indexer, and
@@ -127,6 +131,9 @@ type SharedIndexInformer[T indexer.Object] struct {
 	// mutations is the cache mutation detector; nil when Options.MutationDetector is.
 	// Set by NewSharedIndexInformer, never changed.
 	mutations *mutationDetector[T]
+	// metrics is nil when Options.MetricsProvider is. Set by NewSharedIndexInformer,
+	// never changed.
+	metrics *informerMetrics
 
 	// blockDeltas is held while a batch of deltas is applied to the indexer and
 	// distributed, and while a late handler's replay is queued, so that the replay
@@ -165,12 +172,14 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	if opts.Name != "" {
 		logger = logger.With("informer", opts.Name)
 	}
+	name := cmp.Or(opts.Name, fmt.Sprintf("%T", *new(T)))
 	var mutations *mutationDetector[T]
 	if opts.MutationDetector != nil {
-		mutations = newMutationDetector[T](cmp.Or(opts.Name, fmt.Sprintf("%T", *new(T))), *opts.MutationDetector, logger)
+		mutations = newMutationDetector[T](name, *opts.MutationDetector, logger)
 	}
 	return &SharedIndexInformer[T]{
 		mutations:         mutations,
+		metrics:           newInformerMetrics(opts.MetricsProvider, name),
 		lw:                lw,
 		opts:              opts,
 		logger:            logger,

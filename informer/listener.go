@@ -42,9 +42,11 @@ type notification[T indexer.Object] struct {
 type listener[T indexer.Object] struct {
 	handler ResourceEventHandler[T]
 	logger  *slog.Logger
-	// tracer (nil: off) and name (the handler's, in its trace events) are immutable.
-	tracer *trace.Tracer
-	name   string
+	// tracer (nil: off), name (the handler's, in its trace events) and metrics (nil:
+	// off) are immutable once the listener is registered.
+	tracer  *trace.Tracer
+	name    string
+	metrics *handlerMetrics
 	// wake has capacity 1: add leaves a token so a sleeping run wakes up.
 	wake chan struct{}
 	// firstWarning is the backlog of the first falling-behind warning (0 or
@@ -112,6 +114,10 @@ func (l *listener[T]) add(n notification[T]) {
 	l.pending.Push(n)
 	backlog := l.pending.Len()
 	l.highWater = max(l.highWater, backlog)
+	if l.metrics != nil {
+		l.metrics.backlog.Set(float64(backlog))
+		l.metrics.highWater.Set(float64(l.highWater))
+	}
 	warn := l.warnAt > 0 && backlog >= l.warnAt
 	if warn {
 		l.warnAt *= 2
@@ -144,6 +150,9 @@ func (l *listener[T]) run() {
 		ok := l.pending.Len() > 0
 		if ok {
 			n = l.pending.Pop()
+			if l.metrics != nil {
+				l.metrics.backlog.Set(float64(l.pending.Len()))
+			}
 		}
 		caughtUp := !ok && l.warnAt > l.firstWarning
 		if caughtUp {
@@ -178,12 +187,20 @@ func (l *listener[T]) run() {
 // panic with the object's key and go on with the next notification.
 func (l *listener[T]) call(n notification[T]) {
 	var start time.Time
-	if l.tracer != nil {
+	if l.tracer != nil || l.metrics != nil {
 		start = time.Now()
+	}
+	if l.tracer != nil {
 		l.tracer.Emit(l.event(trace.HandlerCalled, &n))
 	}
 	defer func() {
+		if l.metrics != nil {
+			l.metrics.duration.Observe(time.Since(start).Seconds())
+		}
 		if r := recover(); r != nil {
+			if l.metrics != nil {
+				l.metrics.panics.Inc()
+			}
 			key := n.key()
 			l.logger.Error("event handler panicked; skipping this notification", "key", key,
 				"notification", n.kind.String(), "panic", fmt.Sprint(r))

@@ -113,6 +113,7 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	}
 	l := newListener(h, s.logger.With("handler", name), requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning, &s.processor.blocks)
 	l.name, l.tracer = name, s.opts.Tracer
+	l.metrics = newHandlerMetrics(s.opts.MetricsProvider, s.metrics.name(), name)
 	reg := &Registration[T]{informer: s, l: l}
 
 	if !s.started {

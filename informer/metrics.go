@@ -1,0 +1,149 @@
+package informer
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/kubeinternals/informers/reflector"
+)
+
+// The metric interfaces are the reflector's: a provider implements one set.
+type (
+	// GaugeMetric is a value that is set.
+	GaugeMetric = reflector.GaugeMetric
+	// CounterMetric is a value that only goes up.
+	CounterMetric = reflector.CounterMetric
+	// HistogramMetric records observations, in seconds.
+	//
+	// client-go: tools/cache/reflector_metrics.go HistogramMetric
+	HistogramMetric = reflector.SummaryMetric
+)
+
+// MetricsProvider creates the metrics of one informer and of its reflector (the
+// embedded reflector.MetricsProvider, called with the same name); name is the
+// informer's Options.Name (a Factory informer's: its resource), or its Go type.
+// Per-handler metrics are created when the handler is added, with its
+// HandlerOptions.Name ("handler-N" when unnamed). A method that returns nil gets a
+// metric that drops its values; a nil provider costs nothing.
+//
+// The first three are client-go 1.36's InformerMetricsProvider; the others answer
+// what operators ask of a running informer: is a handler falling behind (its backlog
+// and high-water mark), how long does it take per call, and has it panicked.
+//
+// Differences from client-go: one provider per informer, in Options, where client-go
+// has one per process (SetInformerMetricsProvider, first call wins) and records only
+// for informers given an InformerName; see workqueue.MetricsProvider for why.
+//
+// client-go: tools/cache/fifo_metrics.go InformerMetricsProvider
+type MetricsProvider interface {
+	reflector.MetricsProvider
+
+	// NewQueuedItemsMetric is the number of items in the informer's queue: keys with
+	// pending deltas (DeltaFIFO) or single deltas (RealFIFO), as client-go counts
+	// them.
+	NewQueuedItemsMetric(name string) GaugeMetric
+	// NewProcessingLatencyMetric observes the seconds to apply one popped item (one
+	// key's deltas, or a RealFIFO batch) to the cache and hand it to the handlers'
+	// buffers.
+	NewProcessingLatencyMetric(name string) HistogramMetric
+	// NewStoreResourceVersionMetric is the resource version of the last change
+	// applied to the cache, as a number.
+	NewStoreResourceVersionMetric(name string) GaugeMetric
+
+	// NewHandlerBacklogMetric is the number of notifications waiting in a handler's
+	// buffer.
+	NewHandlerBacklogMetric(name, handler string) GaugeMetric
+	// NewHandlerHighWaterMetric is the largest backlog a handler's buffer has held.
+	NewHandlerHighWaterMetric(name, handler string) GaugeMetric
+	// NewHandlerDurationMetric observes the seconds of each call of a handler.
+	NewHandlerDurationMetric(name, handler string) HistogramMetric
+	// NewHandlerPanicsMetric counts the panics recovered from a handler's calls.
+	NewHandlerPanicsMetric(name, handler string) CounterMetric
+}
+
+type noopMetric struct{}
+
+func (noopMetric) Inc()            {}
+func (noopMetric) Set(float64)     {}
+func (noopMetric) Observe(float64) {}
+
+// orNoop returns m, or a metric that drops its values when m is nil. M is one of
+// the metric interfaces, all of which noopMetric implements.
+func orNoop[M any](m M) M {
+	if any(m) == nil {
+		return any(noopMetric{}).(M)
+	}
+	return m
+}
+
+// informerMetrics is one informer's metrics; nil when Options.MetricsProvider is.
+// Its methods do nothing on a nil receiver.
+type informerMetrics struct {
+	informer   string // the name the metrics were created with
+	queued     GaugeMetric
+	processing HistogramMetric
+	storeRV    GaugeMetric
+}
+
+func newInformerMetrics(p MetricsProvider, name string) *informerMetrics {
+	if p == nil {
+		return nil
+	}
+	return &informerMetrics{
+		informer:   name,
+		queued:     orNoop(p.NewQueuedItemsMetric(name)),
+		processing: orNoop(p.NewProcessingLatencyMetric(name)),
+		storeRV:    orNoop(p.NewStoreResourceVersionMetric(name)),
+	}
+}
+
+// name is the informer's name in its metrics ("" without metrics).
+func (m *informerMetrics) name() string {
+	if m == nil {
+		return ""
+	}
+	return m.informer
+}
+
+// queueLength records the queue's length.
+func (m *informerMetrics) queueLength(n int) {
+	if m != nil {
+		m.queued.Set(float64(n))
+	}
+}
+
+// processed records the seconds since began, when one popped item was applied.
+func (m *informerMetrics) processed(began time.Time) {
+	if m != nil {
+		m.processing.Observe(time.Since(began).Seconds())
+	}
+}
+
+// applied records the resource version of a change applied to the cache.
+func (m *informerMetrics) applied(rv string) {
+	if m == nil {
+		return
+	}
+	if n, err := strconv.ParseUint(rv, 10, 64); err == nil {
+		m.storeRV.Set(float64(n))
+	}
+}
+
+// handlerMetrics is one handler's metrics; nil when the informer has no provider.
+type handlerMetrics struct {
+	backlog, highWater GaugeMetric
+	duration           HistogramMetric
+	panics             CounterMetric
+}
+
+func newHandlerMetrics(p MetricsProvider, name, handler string) *handlerMetrics {
+	if p == nil {
+		return nil
+	}
+	return &handlerMetrics{
+		backlog:   orNoop(p.NewHandlerBacklogMetric(name, handler)),
+		highWater: orNoop(p.NewHandlerHighWaterMetric(name, handler)),
+		duration:  orNoop(p.NewHandlerDurationMetric(name, handler)),
+		panics:    orNoop(p.NewHandlerPanicsMetric(name, handler)),
+	}
+}

@@ -1,0 +1,262 @@
+package informer_test
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/reflector"
+)
+
+// metricsRecorder is an informer.MetricsProvider that records every value of every
+// metric under "metric{labels}".
+type metricsRecorder struct {
+	mu     sync.Mutex
+	values map[string][]float64 // guarded by mu
+}
+
+type recorded struct {
+	r   *metricsRecorder
+	key string
+}
+
+func (m recorded) put(key string, v float64) {
+	m.r.mu.Lock()
+	defer m.r.mu.Unlock()
+	if m.r.values == nil {
+		m.r.values = map[string][]float64{}
+	}
+	m.r.values[key] = append(m.r.values[key], v)
+}
+func (m recorded) Inc()              { m.put(m.key, 1) }
+func (m recorded) Set(v float64)     { m.put(m.key, v) }
+func (m recorded) Observe(v float64) { m.put(m.key, v) }
+
+type recordedLabeled struct{ recorded }
+
+func (m recordedLabeled) Inc(label string) { m.put(m.key+"{"+label+"}", 1) }
+
+func (r *metricsRecorder) m(metric string, labels ...string) recorded {
+	return recorded{r, metric + "{" + strings.Join(labels, ",") + "}"}
+}
+func (r *metricsRecorder) l(metric, name string) recordedLabeled {
+	return recordedLabeled{recorded{r, metric + "{" + name + "}"}}
+}
+
+func (r *metricsRecorder) NewListsMetric(n string) reflector.CounterMetric { return r.m("lists", n) }
+func (r *metricsRecorder) NewListDurationMetric(n string) reflector.SummaryMetric {
+	return r.m("list_duration", n)
+}
+func (r *metricsRecorder) NewItemsInListMetric(n string) reflector.SummaryMetric {
+	return r.m("items_in_list", n)
+}
+func (r *metricsRecorder) NewWatchesMetric(n string) reflector.CounterMetric {
+	return r.m("watches", n)
+}
+func (r *metricsRecorder) NewShortWatchesMetric(n string) reflector.CounterMetric {
+	return r.m("short_watches", n)
+}
+func (r *metricsRecorder) NewWatchDurationMetric(n string) reflector.SummaryMetric {
+	return r.m("watch_duration", n)
+}
+func (r *metricsRecorder) NewItemsInWatchMetric(n string) reflector.SummaryMetric {
+	return r.m("items_in_watch", n)
+}
+func (r *metricsRecorder) NewLastResourceVersionMetric(n string) reflector.GaugeMetric {
+	return r.m("last_rv", n)
+}
+func (r *metricsRecorder) NewRelistsMetric(n string) reflector.LabeledCounterMetric {
+	return r.l("relists", n)
+}
+func (r *metricsRecorder) NewWatchEventsMetric(n string) reflector.LabeledCounterMetric {
+	return r.l("watch_events", n)
+}
+func (r *metricsRecorder) NewLastEventTimeMetric(n string) reflector.GaugeMetric {
+	return r.m("last_event_time", n)
+}
+func (r *metricsRecorder) NewQueuedItemsMetric(n string) informer.GaugeMetric {
+	return r.m("queued", n)
+}
+func (r *metricsRecorder) NewProcessingLatencyMetric(n string) informer.HistogramMetric {
+	return r.m("processing", n)
+}
+func (r *metricsRecorder) NewStoreResourceVersionMetric(n string) informer.GaugeMetric {
+	return r.m("store_rv", n)
+}
+func (r *metricsRecorder) NewHandlerBacklogMetric(n, h string) informer.GaugeMetric {
+	return r.m("backlog", n, h)
+}
+func (r *metricsRecorder) NewHandlerHighWaterMetric(n, h string) informer.GaugeMetric {
+	return r.m("high_water", n, h)
+}
+func (r *metricsRecorder) NewHandlerDurationMetric(n, h string) informer.HistogramMetric {
+	return r.m("handler_duration", n, h)
+}
+func (r *metricsRecorder) NewHandlerPanicsMetric(n, h string) informer.CounterMetric {
+	return r.m("panics", n, h)
+}
+
+func (r *metricsRecorder) get(key string) []float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]float64(nil), r.values[key]...)
+}
+
+func (r *metricsRecorder) last(key string) float64 {
+	v := r.get(key)
+	if len(v) == 0 {
+		return -1
+	}
+	return v[len(v)-1]
+}
+
+func (r *metricsRecorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for k, v := range r.values {
+		out = append(out, fmt.Sprintf("%s×%d=%v", k, len(v), v[len(v)-1]))
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
+
+// One provider in Options gives the informer's, its reflector's and its handlers'
+// metrics, on both pipelines: the queue fills and drains, the cache's resource
+// version follows the server, a slow handler's backlog and high-water mark grow, and
+// a panicking one is counted.
+func TestInformerMetrics(t *testing.T) {
+	for _, p := range pipelines {
+		t.Run(p.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("a"))
+				src.Create(cm("b"))
+				rec := &metricsRecorder{}
+				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: rec, Logger: logBufferLogger()})
+				release := make(chan struct{})
+				_, err := inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{
+					UpdateFunc: func(_, _ *corev1.ConfigMap) { <-release },
+				}, informer.HandlerOptions{Name: "slow"})
+				require.NoError(t, err)
+				_, err = inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{
+					AddFunc: func(obj *corev1.ConfigMap, _ bool) {
+						if obj.Name == "boom" {
+							panic("boom")
+						}
+					},
+				}, informer.HandlerOptions{Name: "fragile"})
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+
+				for i := range 5 {
+					src.Update(cm("a", "n", strconv.Itoa(i)))
+				}
+				src.Create(cm("boom"))
+				synctest.Wait()
+				assert.GreaterOrEqual(t, rec.last("high_water{cms,slow}"), 5.0,
+					"the slow handler holds the first update; the other four and boom's add wait (the first too, if it was not popped yet): %s", rec)
+				assert.Equal(t, rec.last("high_water{cms,slow}"), slicesMax(rec.get("backlog{cms,slow}")), "the high-water mark is the largest backlog")
+				close(release)
+				synctest.Wait()
+
+				assert.Equal(t, 0.0, rec.last("backlog{cms,slow}"), "drained")
+				assert.Equal(t, 0.0, rec.last("queued{cms}"), "the queue drained")
+				assert.Greater(t, slicesMax(rec.get("queued{cms}")), 0.0, "and had items")
+				assert.NotEmpty(t, rec.get("processing{cms}"))
+				rv, _ := strconv.ParseFloat(src.ResourceVersion(), 64)
+				assert.Equal(t, rv, rec.last("store_rv{cms}"), "the cache is at the server's resource version")
+				assert.Equal(t, []float64{1}, rec.get("panics{cms,fragile}"))
+				assert.Empty(t, rec.get("panics{cms,slow}"))
+				assert.Len(t, rec.get("handler_duration{cms,fragile}"), 8, "a and b's adds, five updates, boom's add (the call that panicked too)")
+				assert.Equal(t, []float64{1}, rec.get("lists{cms}"), "the reflector's metrics come from the same provider")
+				assert.Len(t, rec.get("watch_events{cms}{MODIFIED}"), 5)
+			})
+		})
+	}
+}
+
+func slicesMax(v []float64) float64 {
+	m := -1.0
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
+
+// A provider that records without allocating adds no allocation per watch event on
+// the informer's whole path: reflector, queue, cache, handler.
+func TestInformerMetricsAddNoAllocationPerEvent(t *testing.T) {
+	perEvent := func(p informer.MetricsProvider) float64 {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		obj := src.Create(cm("a"))
+		inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{MetricsProvider: p})
+		done := make(chan struct{}, 1)
+		_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{UpdateFunc: func(_, _ *corev1.ConfigMap) { done <- struct{}{} }})
+		require.NoError(t, err)
+		_, stop := running(t, inf)
+		defer stop()
+		for !inf.HasSynced() {
+			time.Sleep(time.Millisecond)
+		}
+		update := func() {
+			obj = src.Update(obj)
+			<-done
+		}
+		for range 100 {
+			update()
+		}
+		return testing.AllocsPerRun(500, update)
+	}
+	without := perEvent(nil)
+	with := perEvent(allocFree{})
+	assert.InDelta(t, without, with, 0.5, "allocations per event without metrics %v, with %v", without, with)
+}
+
+// allocFree's metrics drop their values without allocating.
+type allocFree struct{}
+
+type drop struct{}
+
+func (drop) Inc()            {}
+func (drop) Set(float64)     {}
+func (drop) Observe(float64) {}
+
+type dropLabeled struct{}
+
+func (dropLabeled) Inc(string) {}
+
+func (allocFree) NewListsMetric(string) reflector.CounterMetric               { return drop{} }
+func (allocFree) NewListDurationMetric(string) reflector.SummaryMetric        { return drop{} }
+func (allocFree) NewItemsInListMetric(string) reflector.SummaryMetric         { return drop{} }
+func (allocFree) NewWatchesMetric(string) reflector.CounterMetric             { return drop{} }
+func (allocFree) NewShortWatchesMetric(string) reflector.CounterMetric        { return drop{} }
+func (allocFree) NewWatchDurationMetric(string) reflector.SummaryMetric       { return drop{} }
+func (allocFree) NewItemsInWatchMetric(string) reflector.SummaryMetric        { return drop{} }
+func (allocFree) NewLastResourceVersionMetric(string) reflector.GaugeMetric   { return drop{} }
+func (allocFree) NewRelistsMetric(string) reflector.LabeledCounterMetric      { return dropLabeled{} }
+func (allocFree) NewWatchEventsMetric(string) reflector.LabeledCounterMetric  { return dropLabeled{} }
+func (allocFree) NewLastEventTimeMetric(string) reflector.GaugeMetric         { return drop{} }
+func (allocFree) NewQueuedItemsMetric(string) informer.GaugeMetric            { return drop{} }
+func (allocFree) NewProcessingLatencyMetric(string) informer.HistogramMetric  { return drop{} }
+func (allocFree) NewStoreResourceVersionMetric(string) informer.GaugeMetric   { return drop{} }
+func (allocFree) NewHandlerBacklogMetric(string, string) informer.GaugeMetric { return drop{} }
+func (allocFree) NewHandlerHighWaterMetric(string, string) informer.GaugeMetric {
+	return drop{}
+}
+func (allocFree) NewHandlerDurationMetric(string, string) informer.HistogramMetric {
+	return drop{}
+}
+func (allocFree) NewHandlerPanicsMetric(string, string) informer.CounterMetric { return drop{} }
