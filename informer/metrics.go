@@ -1,8 +1,9 @@
 package informer
 
 import (
-	"strconv"
 	"time"
+
+	"github.com/kubeinternals/informers/internal/objects"
 
 	"github.com/kubeinternals/informers/reflector"
 )
@@ -47,7 +48,7 @@ type MetricsProvider interface {
 	// buffers.
 	NewProcessingLatencyMetric(name string) HistogramMetric
 	// NewStoreResourceVersionMetric is the resource version of the last change
-	// applied to the cache, as a number.
+	// applied to the cache, as a number (its last 15 digits, as client-go truncates).
 	NewStoreResourceVersionMetric(name string) GaugeMetric
 
 	// NewHandlerBacklogMetric is the number of notifications waiting in a handler's
@@ -124,8 +125,8 @@ func (m *informerMetrics) applied(rv string) {
 	if m == nil {
 		return
 	}
-	if n, err := strconv.ParseUint(rv, 10, 64); err == nil {
-		m.storeRV.Set(float64(n))
+	if v, ok := objects.ResourceVersionMetric(rv); ok {
+		m.storeRV.Set(v)
 	}
 }
 

@@ -2,8 +2,9 @@ package reflector
 
 import (
 	"errors"
-	"strconv"
 	"time"
+
+	"github.com/kubeinternals/informers/internal/objects"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
@@ -62,7 +63,8 @@ type MetricsProvider interface {
 	// NewItemsInWatchMetric observes each watch's number of events (bookmarks
 	// excluded).
 	NewItemsInWatchMetric(name string) SummaryMetric
-	// NewLastResourceVersionMetric is the last synced resource version, as a number.
+	// NewLastResourceVersionMetric is the last synced resource version, as a number
+	// (its last 15 digits, which a float64 holds exactly, as client-go truncates).
 	NewLastResourceVersionMetric(name string) GaugeMetric
 
 	// NewRelistsMetric counts relists by reason (RelistReason): every fetch of the
@@ -226,7 +228,7 @@ func (m *reflectorMetrics) synced(rv string) {
 	if m == nil {
 		return
 	}
-	if n, err := strconv.ParseUint(rv, 10, 64); err == nil {
-		m.lastRV.Set(float64(n))
+	if v, ok := objects.ResourceVersionMetric(rv); ok {
+		m.lastRV.Set(v)
 	}
 }

@@ -34,3 +34,21 @@ func TestIsNilSeesANilPointerInsideAnInterface(t *testing.T) {
 		}
 	}
 }
+
+func TestResourceVersionMetricKeepsTheLast15Digits(t *testing.T) {
+	for _, c := range []struct {
+		rv   string
+		want float64
+		ok   bool
+	}{
+		{"12345", 12345, true},
+		{"1234567890123456789", 567890123456789, true},
+		{"", 0, false},
+		{"abc", 0, false},
+	} {
+		got, ok := ResourceVersionMetric(c.rv)
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("ResourceVersionMetric(%q) = %v, %v; want %v, %v", c.rv, got, ok, c.want, c.ok)
+		}
+	}
+}
