@@ -20,6 +20,21 @@ type (
 	HistogramMetric = reflector.SummaryMetric
 )
 
+// The names a Prometheus provider should give the metrics, each with the label
+// "name" (the informer's), and "handler" for the per-handler ones. The first three
+// are client-go's (component-base/metrics/prometheus/clientgo/fifo, which also labels
+// group, version and resource); the reflector's are reflector.ListsMetricName and
+// its siblings.
+const (
+	QueuedItemsMetricName          = "informer_queued_items"
+	ProcessingLatencyMetricName    = "informer_processing_latency_seconds"
+	StoreResourceVersionMetricName = "informer_store_resource_version"
+	HandlerBacklogMetricName       = "informer_handler_backlog"
+	HandlerHighWaterMetricName     = "informer_handler_backlog_high_water"
+	HandlerDurationMetricName      = "informer_handler_duration_seconds"
+	HandlerPanicsMetricName        = "informer_handler_panics_total"
+)
+
 // MetricsProvider creates the metrics of one informer and of its reflector (the
 // embedded reflector.MetricsProvider, called with the same name); name is the
 // informer's Options.Name (a Factory informer's: its resource), or its Go type.

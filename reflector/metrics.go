@@ -28,6 +28,28 @@ type SummaryMetric interface{ Observe(float64) }
 // event's type. A Prometheus provider wraps a CounterVec with one label.
 type LabeledCounterMetric interface{ Inc(label string) }
 
+// The names a Prometheus provider should give the metrics (each with the label "name",
+// the reflector's). The first eight are the names client-go's reflector metrics had
+// when it still recorded them. They were removed in 1.14 (kubernetes/kubernetes#74636)
+// as a memory leak: their name label carried a per-reflector random suffix, so every
+// new reflector made new series. Ours are labelled by Options.Name (or the Go type),
+// which does not change.
+const (
+	ListsMetricName               = "reflector_lists_total"
+	ListDurationMetricName        = "reflector_list_duration_seconds"
+	ItemsInListMetricName         = "reflector_items_per_list"
+	WatchesMetricName             = "reflector_watches_total"
+	ShortWatchesMetricName        = "reflector_short_watches_total"
+	WatchDurationMetricName       = "reflector_watch_duration_seconds"
+	ItemsInWatchMetricName        = "reflector_items_per_watch"
+	LastResourceVersionMetricName = "reflector_last_resource_version"
+	// RelistsMetricName has a second label, "reason" (RelistReason).
+	RelistsMetricName = "reflector_relists_total"
+	// WatchEventsMetricName has a second label, "type".
+	WatchEventsMetricName   = "reflector_watch_events_total"
+	LastEventTimeMetricName = "reflector_last_event_timestamp_seconds"
+)
+
 // MetricsProvider creates the metrics of one reflector; name is the reflector's name
 // (Options.Name, or the Go type). NewReflector calls each method once. A method that
 // returns nil gets a metric that drops its values; a nil provider costs nothing.
