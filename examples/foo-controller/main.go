@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/examples/internal/promtext"
 )
 
 func main() {
@@ -23,6 +24,8 @@ func main() {
 	drain := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long the syncs in progress may take to finish")
 	pipeline := flag.String("pipeline", string(controller.DefaultPipeline),
 		`informer pipeline: "default" (RealFIFO fed by a watch-list, as client-go 1.36) or "classic" (DeltaFIFO fed by a paged LIST)`)
+	metricsAddr := flag.String("metrics-bind-address", "", `serve /metrics (Prometheus text format) on this address, e.g. ":8080"; "" disables`)
+	probeAddr := flag.String("health-probe-bind-address", "", `serve /healthz and /readyz on this address, e.g. ":8081"; "" disables`)
 	flag.Parse()
 
 	log := flags.MustLogger()
@@ -31,9 +34,11 @@ func main() {
 	if *resync == 0 {
 		*resync = -1 // Options: negative disables, 0 means the default
 	}
+	reg := promtext.NewRegistry()
+	metrics := promtext.NewProvider(reg)
 	c, err := controller.New(cfg, controller.Options{
 		Workers: *workers, ResyncPeriod: *resync, DrainTimeout: *drain, Logger: log,
-		Pipeline: controller.Pipeline(*pipeline),
+		Pipeline: controller.Pipeline(*pipeline), InformerMetrics: metrics, QueueMetrics: metrics,
 	})
 	if err != nil {
 		log.Error("building the controller", "err", err)
@@ -41,6 +46,18 @@ func main() {
 	}
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
+	if *metricsAddr != "" {
+		if err := serve(ctx, log, "metrics", *metricsAddr, metricsMux(reg)); err != nil {
+			log.Error("serving metrics", "err", err)
+			os.Exit(1)
+		}
+	}
+	if *probeAddr != "" {
+		if err := serve(ctx, log, "health probes", *probeAddr, probesMux(c.Ready)); err != nil {
+			log.Error("serving health probes", "err", err)
+			os.Exit(1)
+		}
+	}
 	if err := c.Run(ctx); err != nil {
 		log.Error("controller failed", "err", err)
 		stop()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -69,6 +70,11 @@ type Options struct {
 	// DefaultPipeline) is client-go 1.36's, ClassicPipeline the DeltaFIFO and paged
 	// LIST most of the literature describes, for comparing the two.
 	Pipeline Pipeline
+	// InformerMetrics and QueueMetrics, if set, receive both informers' metrics
+	// (reflectors and handlers included; informers named "foos" and "deployments")
+	// and the workqueue's (named "foos").
+	InformerMetrics informer.MetricsProvider
+	QueueMetrics    workqueue.MetricsProvider
 }
 
 // Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
@@ -93,6 +99,10 @@ type Controller struct {
 
 	mu  sync.Mutex // guards ran
 	ran bool       // Run has been called; guarded by mu
+
+	// working is true from the moment the workers start (the caches have synced)
+	// until Run begins to shut down: what Ready reports.
+	working atomic.Bool
 }
 
 // New builds the controller: one informer factory with a Foo informer (a custom
@@ -132,7 +142,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		}
 	}
 	c.queue = workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[Key]{
-		Options:     workqueue.Options{Name: "foos", Logger: c.log, Tracer: c.tracer},
+		Options:     workqueue.Options{Name: "foos", Logger: c.log, Tracer: c.tracer, MetricsProvider: opts.QueueMetrics},
 		RateLimiter: limiter,
 	})
 
@@ -145,7 +155,7 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	}
 	c.factory = informer.NewFactory(cfg, informer.FactoryOptions{
 		Scheme: scheme, ResyncPeriod: resync, Logger: c.log, Tracer: c.tracer,
-		Queue: queue, InitialList: initialList,
+		Queue: queue, InitialList: initialList, MetricsProvider: opts.InformerMetrics,
 	})
 	if c.foos, err = informer.For[*v1alpha1.Foo](c.factory, informer.Resource{GVR: v1alpha1.SchemeGroupVersion.WithResource("foos")}); err != nil {
 		return nil, fmt.Errorf("controller: Foo informer: %w", err)
@@ -241,6 +251,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 
 	c.log.Info("starting workers", "count", c.workers)
+	c.working.Store(true)
 	// Why WithoutCancel: a worker that already took a key finishes it even though ctx
 	// has ended — a half-done sync is what "let workers finish" avoids. The drain
 	// timeout below bounds it.
@@ -257,6 +268,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 
 	<-ctx.Done()
+	c.working.Store(false)
 	c.log.Info("shutting down: no new work, letting workers finish")
 	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), c.drainTimeout)
 	defer cancelDrain()
@@ -268,6 +280,11 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.log.Info("workers stopped")
 	return nil
 }
+
+// Ready reports whether the controller is doing its job: its caches have synced and
+// its workers run, and it is not shutting down. foo-controller serves it as /readyz,
+// as controller-runtime's managers do.
+func (c *Controller) Ready() bool { return c.working.Load() }
 
 // processNextWorkItem takes one key, syncs it and settles it with the queue. It returns
 // false when the queue has shut down.

@@ -2,9 +2,13 @@ package controller_test
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,7 +82,10 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 	// The pod above runs no container (kwok only reports it Running); the binary runs here.
 	pod, err := incluster.MountServiceAccount(ctx, env.Config, t.TempDir(), deployment.Namespace, deployment.Spec.Template.Spec.ServiceAccountName)
 	require.NoError(t, err)
-	args := deployment.Spec.Template.Spec.Containers[0].Args
+	// deployment.yaml's arguments, with the endpoints on ports the kernel picks (the
+	// last value of a flag wins): the binary runs on the test machine, not in a pod.
+	args := append(slices.Clone(deployment.Spec.Template.Spec.Containers[0].Args),
+		"-metrics-bind-address=127.0.0.1:0", "-health-probe-bind-address=127.0.0.1:0")
 	ns := c.namespace(t, ctx, "as-service-account")
 
 	t.Run("the whole life of a Foo succeeds with exactly the permissions rbac.yaml grants", func(t *testing.T) {
@@ -87,6 +94,10 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 		require.NoError(t, err, "it found no kubeconfig and took the in-cluster path")
 		_, err = p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
 		require.NoError(t, err, "its informers synced: list and watch on foos and deployments are allowed")
+		metrics, probes := endpoint(t, p, "metrics"), endpoint(t, p, "health probes")
+		assert.Equal(t, http.StatusOK, get(t, ctx, "http://"+probes+"/healthz").code)
+		assert.Equal(t, http.StatusOK, get(t, ctx, "http://"+probes+"/readyz").code, "ready: caches synced, workers running")
+		before := scrape(t, ctx, metrics)
 
 		foo := c.createFoo(t, ctx, ns, "life", "life", 1)
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
@@ -96,6 +107,26 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 			got := mustGetFoo(ctx, ct, c, ns, "life")
 			assert.Equal(ct, int32(1), got.Status.AvailableReplicas, "update foos/status")
 		}, waitFor, tick)
+
+		// The Foo's create moved every stage's series: the reflector saw the event, the
+		// informer applied it and called enqueueFoo, the workqueue took the key.
+		after := scrape(t, ctx, metrics)
+		for _, series := range []string{
+			`reflector_watch_events_total{name="foos",type="ADDED"}`,
+			`informer_handler_duration_seconds_count{name="foos",handler="enqueueFoo"}`,
+			`informer_processing_latency_seconds_count{name="foos"}`,
+			`informer_store_resource_version{name="foos"}`,
+			`workqueue_adds_total{name="foos"}`,
+			`workqueue_work_duration_seconds_count{name="foos"}`,
+			`reflector_watch_events_total{name="deployments",type="ADDED"}`,
+		} {
+			assert.Greater(t, after[series], before[series], "%s moved when the Foo was created", series)
+		}
+		for _, series := range []string{`reflector_lists_total{name="foos"}`, `reflector_lists_total{name="deployments"}`} {
+			assert.Equal(t, 1.0, after[series], "%s: one initial list, no relist", series)
+		}
+		assert.Contains(t, after, `informer_queued_items{name="foos"}`)
+		assert.Contains(t, after, `informer_handler_backlog_high_water{name="deployments",handler="handleDeployment"}`)
 
 		c.setFooReplicas(t, ctx, ns, "life", 3)
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
@@ -219,4 +250,51 @@ func unownedDeployment(ns, name string) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// endpoint is the address the program logged for what ("metrics", "health probes").
+func endpoint(t *testing.T, p *incluster.Process, what string) string {
+	t.Helper()
+	line, err := p.AwaitOutput(time.Minute, `"msg":"serving `+what+`"`)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`"addr":"([^"]+)"`).FindStringSubmatch(line)
+	require.NotNil(t, m, "no address in %s", line)
+	return m[1]
+}
+
+type response struct {
+	code int
+	body string
+}
+
+func get(t *testing.T, ctx context.Context, url string) response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return response{resp.StatusCode, string(body)}
+}
+
+// scrape reads /metrics at addr into series → value (histograms' _count and _sum
+// lines included).
+func scrape(t *testing.T, ctx context.Context, addr string) map[string]float64 {
+	t.Helper()
+	r := get(t, ctx, "http://"+addr+"/metrics")
+	require.Equal(t, http.StatusOK, r.code)
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(r.body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		require.Positive(t, i, "a sample line: %q", line)
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		require.NoError(t, err, "a sample value: %q", line)
+		out[line[:i]] = v
+	}
+	return out
 }

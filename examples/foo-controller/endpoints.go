@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/kubeinternals/informers/examples/internal/promtext"
+)
+
+// serve listens on addr and serves mux until ctx ends, logging what under the
+// address it got (so ":0" can be used). It returns once listening, or with the
+// listen error; the server stops, with a short grace period, when ctx ends.
+func serve(ctx context.Context, log *slog.Logger, what, addr string, mux *http.ServeMux) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	log.Info("serving "+what, "addr", ln.Addr().String())
+	// Goroutine owned by main: the server; Serve returns when Shutdown below runs.
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("serving "+what+" failed", "err", err)
+		}
+	}()
+	// Runs once ctx ends: stop accepting and let requests in flight finish.
+	context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
+	return nil
+}
+
+// metricsMux serves reg on /metrics in the Prometheus text format.
+func metricsMux(reg *promtext.Registry) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		_, _ = reg.WriteTo(w)
+	})
+	return mux
+}
+
+// probesMux serves /healthz (the process answers) and /readyz (ready reports true),
+// controller-runtime's conventions: a failing liveness probe restarts the pod, a
+// failing readiness probe only takes it out of Services.
+func probesMux(ready func() bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready() {
+			http.Error(w, "not ready: the caches have not synced, or the workers are not running", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return mux
+}
