@@ -36,7 +36,7 @@ lint: check-go
 	$(GO) run $(STATICCHECK) ./...
 	bash hack/check-imports.sh
 
-## bench: our benchmarks beside client-go's (6 alternating rounds a side), ending with one Markdown table from benchstat
+## bench: our benchmarks beside client-go's (10 alternating rounds a side), ending with one Markdown table from benchstat
 bench: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) bash hack/bench.sh
 
