@@ -106,13 +106,9 @@ func newTypedCodec[T reflector.Object](scheme *runtime.Scheme, gv schema.GroupVe
 	if _, err := scheme.New(listGVK); err != nil {
 		return nil, fmt.Errorf("%w: list kind %v is not in the scheme: %v", ErrInvalidOptions, listGVK, err)
 	}
-	mediaType := mediaTypeJSON
-	if protobuf {
-		mediaType = mediaTypeProtobuf
-	}
-	info, ok := runtime.SerializerInfoForMediaType(serializer.NewCodecFactory(scheme).SupportedMediaTypes(), mediaType)
-	if !ok || info.StreamSerializer == nil {
-		return nil, fmt.Errorf("%w: no streaming serializer for %s", ErrInvalidOptions, mediaType)
+	mediaType, info, err := streamSerializer(scheme, protobuf)
+	if err != nil {
+		return nil, err
 	}
 	var fast *fastDecoder
 	_, objectOK := any(newObject()).(unmarshaler)
@@ -135,6 +131,20 @@ func newTypedCodec[T reflector.Object](scheme *runtime.Scheme, gv schema.GroupVe
 			return l
 		},
 	}, nil
+}
+
+// streamSerializer returns the media type (JSON, or protobuf) and scheme's serializer
+// for it, which must be able to stream (a watch is a stream of frames).
+func streamSerializer(scheme *runtime.Scheme, protobuf bool) (string, runtime.SerializerInfo, error) {
+	mediaType := mediaTypeJSON
+	if protobuf {
+		mediaType = mediaTypeProtobuf
+	}
+	info, ok := runtime.SerializerInfoForMediaType(serializer.NewCodecFactory(scheme).SupportedMediaTypes(), mediaType)
+	if !ok || info.StreamSerializer == nil {
+		return "", info, fmt.Errorf("%w: no streaming serializer for %s", ErrInvalidOptions, mediaType)
+	}
+	return mediaType, info, nil
 }
 
 // newUnstructuredCodec builds the JSON codec for *unstructured.Unstructured, which

@@ -5,7 +5,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 
 	"github.com/kubeinternals/informers/reflector"
 )
@@ -54,13 +53,9 @@ func newMetadataCodec[T reflector.Object](protobuf bool) (*codec[T], error) {
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("listwatch: register meta.k8s.io/v1: %w", err)
 	}
-	mediaType := mediaTypeJSON
-	if protobuf {
-		mediaType = mediaTypeProtobuf
-	}
-	info, ok := runtime.SerializerInfoForMediaType(serializer.NewCodecFactory(scheme).SupportedMediaTypes(), mediaType)
-	if !ok || info.StreamSerializer == nil {
-		return nil, fmt.Errorf("%w: no streaming serializer for %s", ErrInvalidOptions, mediaType)
+	mediaType, info, err := streamSerializer(scheme, protobuf)
+	if err != nil {
+		return nil, err
 	}
 	var fast *fastDecoder
 	if protobuf {
