@@ -163,17 +163,7 @@ func TestIntegrationCustomResourcesThroughUnstructuredAndTheMissingCRDError(t *t
 	require.ErrorIs(t, err, informer.ErrNotSynced)
 	assert.True(t, apierrors.IsNotFound(err), "a missing CRD is a 404 Not Found: %v", err)
 
-	ext := client(t, env.Config, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"})
-	post(t, ctx, ext, "", "customresourcedefinitions", map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "widgets.example.com"},
-		"spec": map[string]any{
-			"group": "example.com", "scope": "Namespaced",
-			"names": map[string]any{"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	})
+	postCRD(t, ctx, env.Config, "example.com", "widgets", "widget", "Widget")
 	rec := &unstructuredNames{}
 	_, err = inf.AddEventHandler(informer.HandlerFuncs[*unstructured.Unstructured]{
 		AddFunc: func(u *unstructured.Unstructured, _ bool) { rec.add(u.GetName()) },
@@ -226,4 +216,21 @@ func defaultCM(name string) *corev1.ConfigMap {
 	c := cm(name)
 	c.Namespace = "default"
 	return c
+}
+
+// postCRD creates a namespaced custom resource definition, version v1, that keeps
+// any fields.
+func postCRD(t *testing.T, ctx context.Context, cfg *rest.Config, group, plural, singular, kind string) {
+	t.Helper()
+	ext := client(t, cfg, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"})
+	post(t, ctx, ext, "", "customresourcedefinitions", map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": plural + "." + group},
+		"spec": map[string]any{
+			"group": group, "scope": "Namespaced",
+			"names": map[string]any{"plural": plural, "singular": singular, "kind": kind, "listKind": kind + "List"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
+		},
+	})
 }

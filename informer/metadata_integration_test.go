@@ -23,17 +23,7 @@ import (
 // object's key, resourceVersion and labels, through creates, updates and deletes.
 func TestIntegrationMetadataInformersOfABuiltInAndACustomResource(t *testing.T) {
 	env, _, ctx := integrationEnv(t)
-	ext := client(t, env.Config, schema.GroupVersion{Group: "apiextensions.k8s.io", Version: "v1"})
-	post(t, ctx, ext, "", "customresourcedefinitions", map[string]any{
-		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-		"metadata": map[string]any{"name": "gadgets.meta.example.com"},
-		"spec": map[string]any{
-			"group": "meta.example.com", "scope": "Namespaced",
-			"names": map[string]any{"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
-			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true,
-				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}},
-		},
-	})
+	postCRD(t, ctx, env.Config, "meta.example.com", "gadgets", "gadget", "Gadget")
 	core := client(t, env.Config, corev1.SchemeGroupVersion)
 	gadgets := client(t, env.Config, schema.GroupVersion{Group: "meta.example.com", Version: "v1"})
 	eventually(t, ctx, "the CRD is served", func() bool {
