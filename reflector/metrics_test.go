@@ -99,7 +99,16 @@ func TestReflectorMetricsFollowTheStateMachine(t *testing.T) {
 		require.NoError(t, err)
 		began := time.Now()
 		time.Sleep(3 * time.Second) // the clock the metrics read, in the bubble
-		runUntilExhausted(t, r, lw)
+		// Not runUntilExhausted: the second watch must reach the watch loop (past its
+		// end bookmark) before the cancel, so that its end is recorded too.
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		// Goroutine owned by this test: Run, ended by cancel below.
+		go func() { defer close(done); r.Run(ctx) }()
+		<-lw.exhausted
+		synctest.Wait()
+		cancel()
+		<-done
 
 		assert.Equal(t, 2, p.count("cms lists"), p.keys())
 		assert.Equal(t, []float64{2, 1}, p.all("cms items_in_list"))
