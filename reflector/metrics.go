@@ -149,40 +149,29 @@ type noopLabeled struct{}
 
 func (noopLabeled) Inc(string) {}
 
+// orNoop returns m, or a metric that drops its values when the provider returned nil:
+// noopMetric for the metric interfaces, noopLabeled for LabeledCounterMetric.
+func orNoop[M any](m M) M {
+	if any(m) != nil {
+		return m
+	}
+	if n, ok := any(noopMetric{}).(M); ok {
+		return n
+	}
+	return any(noopLabeled{}).(M)
+}
+
 func newReflectorMetrics(p MetricsProvider, name string) *reflectorMetrics {
 	if p == nil {
 		return nil
 	}
-	c := func(m CounterMetric) CounterMetric {
-		if m == nil {
-			return noopMetric{}
-		}
-		return m
-	}
-	s := func(m SummaryMetric) SummaryMetric {
-		if m == nil {
-			return noopMetric{}
-		}
-		return m
-	}
-	g := func(m GaugeMetric) GaugeMetric {
-		if m == nil {
-			return noopMetric{}
-		}
-		return m
-	}
-	l := func(m LabeledCounterMetric) LabeledCounterMetric {
-		if m == nil {
-			return noopLabeled{}
-		}
-		return m
-	}
 	return &reflectorMetrics{
-		lists: c(p.NewListsMetric(name)), listDuration: s(p.NewListDurationMetric(name)), itemsInList: s(p.NewItemsInListMetric(name)),
-		watches: c(p.NewWatchesMetric(name)), shortWatches: c(p.NewShortWatchesMetric(name)),
-		watchDuration: s(p.NewWatchDurationMetric(name)), itemsInWatch: s(p.NewItemsInWatchMetric(name)),
-		lastRV: g(p.NewLastResourceVersionMetric(name)), relists: l(p.NewRelistsMetric(name)),
-		watchEvents: l(p.NewWatchEventsMetric(name)), lastEventTime: g(p.NewLastEventTimeMetric(name)),
+		lists: orNoop(p.NewListsMetric(name)), listDuration: orNoop(p.NewListDurationMetric(name)),
+		itemsInList: orNoop(p.NewItemsInListMetric(name)), watches: orNoop(p.NewWatchesMetric(name)),
+		shortWatches: orNoop(p.NewShortWatchesMetric(name)), watchDuration: orNoop(p.NewWatchDurationMetric(name)),
+		itemsInWatch: orNoop(p.NewItemsInWatchMetric(name)), lastRV: orNoop(p.NewLastResourceVersionMetric(name)),
+		relists: orNoop(p.NewRelistsMetric(name)), watchEvents: orNoop(p.NewWatchEventsMetric(name)),
+		lastEventTime: orNoop(p.NewLastEventTimeMetric(name)),
 	}
 }
 
