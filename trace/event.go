@@ -22,6 +22,9 @@ const (
 	Workqueue Stage = "workqueue"
 	// Controller: your code — a handler mapping an object to a key, a worker's sync.
 	Controller Stage = "controller"
+	// LeaderElection: a candidate competing for a Lease (package leaderelection); it
+	// decides whether the controller's workers run at all.
+	LeaderElection Stage = "leaderelection"
 )
 
 // Kind says what happened. Each kind is reported by one stage; its comment lists the
@@ -132,6 +135,29 @@ const (
 	// Reconciled: a worker's sync of Key ended after Duration; Reason is its error,
 	// "" on success.
 	Reconciled Kind = "reconciled"
+)
+
+// Leader election kinds (Source is the candidate's identity, Key the Lease's
+// namespace/name, Type the transition taken: A1–A4, R1–R4, S2, O1 in package
+// leaderelection's doc).
+const (
+	// LeaseTried: an attempt to acquire or renew the lease failed; Reason says why
+	// (held by Detail and not expired, or the Lock's error).
+	LeaseTried Kind = "tried"
+	// LeaseAcquired: the candidate now holds the lease; Reason says how (created it,
+	// or took it over from Detail, with the lease's transition count).
+	LeaseAcquired Kind = "acquired"
+	// LeaseRenewed: the leader renewed the lease, Duration after its previous
+	// renewal (or acquisition).
+	LeaseRenewed Kind = "renewed"
+	// LeaseLost: the leader could not renew within its renew deadline and stopped
+	// leading; Duration since its last renewal, Reason the last failure.
+	LeaseLost Kind = "lost"
+	// LeaseReleased: the leader cleared the lease's holder on its way out.
+	LeaseReleased Kind = "released"
+	// NewLeaderObserved: the candidate saw the holder change to Detail ("" when the
+	// lease was released and nobody holds it).
+	NewLeaderObserved Kind = "new leader"
 )
 
 // Event is one thing one stage did. Which fields are set depends on Kind (see each

@@ -134,6 +134,20 @@ func (e Event) String() string {
 		} else {
 			add(", ok")
 		}
+	case LeaseTried, LeaseAcquired, LeaseReleased:
+		add(" %s (%s)", e.Key, e.Type)
+		why()
+	case LeaseRenewed:
+		add(" %s (%s) %s after the last", e.Key, e.Type, ms(e.Duration))
+	case LeaseLost:
+		add(" %s: not renewed for %s", e.Key, ms(e.Duration))
+		why()
+	case NewLeaderObserved:
+		holder := e.Detail
+		if holder == "" {
+			holder = "(none: released)"
+		}
+		add(" %s of %s", holder, e.Key)
 	default:
 		if e.Key != "" {
 			add(" %s", e.Key)

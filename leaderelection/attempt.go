@@ -1,0 +1,101 @@
+package leaderelection
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// attempt is the outcome of one tryAcquireOrRenew: which transition it took (the
+// names in doc.go), whether this candidate holds the lease now, and why not.
+type attempt struct {
+	transition string
+	ok         bool
+	// reason says why the attempt failed, for the log and the trace.
+	reason string
+	// err is the Lock's error when the attempt failed on one (A4).
+	err error
+	// previous is the holder an A3 took the lease from ("" if it was released).
+	previous string
+}
+
+// tryAcquireOrRenew makes one attempt to acquire or renew the lease:
+//
+//   - R1: believing it leads, and the lease valid on its clock, it updates the lease
+//     it last wrote, without reading it first (the fast path of every renewal).
+//   - otherwise it reads the Lease, and
+//   - A1: creates it if it does not exist;
+//   - A2: gives up if another holder's lease has not expired on this candidate's
+//     clock;
+//   - A3: takes it over (Transitions+1) if it expired or nobody holds it;
+//   - R2: renews it (same AcquireTime and Transitions) if this candidate holds it;
+//   - A4: fails on any error of the Lock, a 409 Conflict included (another
+//     candidate wrote first).
+//
+// client-go: tools/leaderelection/leaderelection.go LeaderElector.tryAcquireOrRenew
+func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
+	now := time.Now()
+	mine := Record{
+		Holder:               e.Identity(),
+		LeaseDurationSeconds: int(e.cfg.LeaseDuration / time.Second),
+		AcquireTime:          now,
+		RenewTime:            now,
+	}
+
+	// Transition R1: the fast path. The Lock's Update carries the version of our own
+	// last write, so it fails if anyone wrote since — then we read (below).
+	if e.IsLeader() && e.validAt(now) {
+		old := e.observedRecord()
+		mine.AcquireTime, mine.Transitions = old.AcquireTime, old.Transitions
+		err := e.cfg.Lock.Update(ctx, mine)
+		if err == nil {
+			e.observe(mine)
+			return attempt{transition: "R1", ok: true}
+		}
+		e.log.Debug("renewing without reading failed; reading the lease", "err", err)
+	}
+
+	current, err := e.cfg.Lock.Get(ctx)
+	switch {
+	case apierrors.IsNotFound(err):
+		// Transition A1: nobody created the Lease yet.
+		if err := e.cfg.Lock.Create(ctx, mine); err != nil {
+			// Transition A4: someone else created it first, or the create failed.
+			return attempt{transition: "A4", reason: fmt.Sprintf("creating the lease: %v", err), err: err}
+		}
+		e.observe(mine)
+		return attempt{transition: "A1", ok: true}
+	case err != nil:
+		// Transition A4: the read failed.
+		return attempt{transition: "A4", reason: fmt.Sprintf("reading the lease: %v", err), err: err}
+	}
+
+	// Invariant: observedAt moves only when the record changes, so a holder that
+	// stopped renewing is seen expiring LeaseDurationSeconds after its last write
+	// reached us, on our clock.
+	if !current.equal(e.observedRecord()) {
+		e.observe(current)
+	}
+	if current.Holder != "" && current.Holder != e.Identity() && e.validAt(now) {
+		// Transition A2.
+		return attempt{transition: "A2", reason: fmt.Sprintf("held by %s, not expired on this candidate's clock", current.Holder)}
+	}
+
+	transition := "R2"
+	if current.Holder == e.Identity() {
+		// Transition R2: still ours; renew it.
+		mine.AcquireTime, mine.Transitions = current.AcquireTime, current.Transitions
+	} else {
+		// Transition A3: expired, or released (no holder).
+		transition = "A3"
+		mine.Transitions = current.Transitions + 1
+	}
+	if err := e.cfg.Lock.Update(ctx, mine); err != nil {
+		// Transition A4: a 409 Conflict means another candidate wrote first.
+		return attempt{transition: "A4", reason: fmt.Sprintf("writing the lease: %v", err), err: err}
+	}
+	e.observe(mine)
+	return attempt{transition: transition, ok: true, previous: current.Holder}
+}
