@@ -67,3 +67,24 @@ func InCluster(dir string) (*rest.Config, error) {
 func inClusterFromEnv() (*rest.Config, error) {
 	return InCluster(os.Getenv(ServiceAccountDirEnv))
 }
+
+// InClusterNamespace is the namespace of the pod this program runs in: the namespace
+// file beside the token, in $KUBEINTERNALS_SERVICEACCOUNT_DIR or ServiceAccountDir.
+// It returns an error when there is none (the program runs outside a pod).
+//
+// client-go: tools/clientcmd/client_config.go inClusterClientConfig.Namespace
+func InClusterNamespace() (string, error) {
+	dir := os.Getenv(ServiceAccountDirEnv)
+	if dir == "" {
+		dir = ServiceAccountDir
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "namespace"))
+	if err != nil {
+		return "", fmt.Errorf("in-cluster namespace: %w", err)
+	}
+	ns := strings.TrimSpace(string(b))
+	if ns == "" {
+		return "", fmt.Errorf("in-cluster namespace: %s is empty", filepath.Join(dir, "namespace"))
+	}
+	return ns, nil
+}

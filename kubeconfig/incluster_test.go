@@ -103,3 +103,19 @@ func TestInCluster(t *testing.T) {
 		assert.Equal(t, "sa-token", cfg.BearerToken)
 	})
 }
+
+func TestInClusterNamespaceReadsTheFileBesideTheToken(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ServiceAccountDirEnv, dir)
+	_, err := InClusterNamespace()
+	require.ErrorIs(t, err, os.ErrNotExist, "outside a pod there is no namespace file")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "namespace"), []byte("foo-controller\n"), 0o600))
+	ns, err := InClusterNamespace()
+	require.NoError(t, err)
+	assert.Equal(t, "foo-controller", ns)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "namespace"), nil, 0o600))
+	_, err = InClusterNamespace()
+	assert.ErrorContains(t, err, "is empty")
+}

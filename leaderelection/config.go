@@ -76,7 +76,9 @@ type Config struct {
 type Callbacks struct {
 	// OnStartedLeading runs in its own goroutine once the lease is acquired. Its
 	// context ends when leadership does (lost, or Run's context ended); it must stop
-	// all leader-only work then and return. Run waits for it to return before it
+	// all leader-only work then and return. When the lease was lost,
+	// context.Cause(ctx) wraps ErrLeaseLost: stop at once, another replica may start
+	// soon; otherwise it is the cause of Run's context: a graceful stop. Run waits for it to return before it
 	// releases the Lease or calls OnStoppedLeading. Required.
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading is called once when Run returns, whether or not this

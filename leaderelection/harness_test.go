@@ -20,6 +20,7 @@ type candidate struct {
 	mu        sync.Mutex
 	startedAt []time.Duration // OnStartedLeading calls, guarded by mu
 	workEnded []time.Duration // when OnStartedLeading's context ended, guarded by mu
+	causes    []error         // context.Cause of that context, guarded by mu
 	stopped   int             // OnStoppedLeading calls, guarded by mu
 	leaders   []string        // OnNewLeader calls, guarded by mu
 	err       error           // Run's result, guarded by mu
@@ -47,6 +48,7 @@ func run(t *testing.T, t0 time.Time, cfg Config, jitter float64, workFor time.Du
 			<-ctx.Done()
 			c.mu.Lock()
 			c.workEnded = append(c.workEnded, since())
+			c.causes = append(c.causes, context.Cause(ctx))
 			c.mu.Unlock()
 			time.Sleep(workFor)
 		},
@@ -81,6 +83,12 @@ func (c *candidate) snapshot() (started, ended []time.Duration, stopped int, lea
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.startedAt...), append([]time.Duration(nil), c.workEnded...),
 		c.stopped, append([]string(nil), c.leaders...), c.err
+}
+
+func (c *candidate) workCauses() []error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]error(nil), c.causes...)
 }
 
 // writesBy lists the offsets (since t0) of the store's writes by id.

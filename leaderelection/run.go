@@ -39,22 +39,23 @@ func (e *Elector) Run(ctx context.Context) (err error) {
 		return nil
 	}
 
-	leadCtx, endLeading := context.WithCancel(ctx)
+	leadCtx, endLeading := context.WithCancelCause(ctx)
 	var leading sync.WaitGroup
 	// Goroutine: the leader's work, OnStartedLeading(leadCtx). Run waits for it below,
 	// after ending leadCtx.
 	leading.Go(func() { e.cfg.Callbacks.OnStartedLeading(leadCtx) })
 
-	lost := e.renew(ctx, leaders)
-	endLeading()
+	if lost := e.renew(ctx, leaders); lost != nil {
+		err = fmt.Errorf("%w %s: %w", ErrLeaseLost, e.cfg.Name, lost)
+	}
+	// Why a cause: the work can tell a lost lease (stop at once: another replica may
+	// take over) from a graceful stop (finish what is in hand) by context.Cause.
+	endLeading(err)
 	e.waitForWork(&leading)
 	if e.cfg.ReleaseOnCancel {
 		e.release()
 	}
-	if lost != nil {
-		return fmt.Errorf("%w %s: %w", ErrLeaseLost, e.cfg.Name, lost)
-	}
-	return nil
+	return err
 }
 
 // acquire tries until the lease is ours (true) or ctx ends (false). The pause after

@@ -46,17 +46,22 @@ func metricsMux(reg *promtext.Registry) *http.ServeMux {
 	return mux
 }
 
-// probesMux serves /healthz (the process answers) and /readyz (ready reports true),
+// probesMux serves /healthz (healthy returns nil: the process answers and, with
+// leader election, a leader renews its Lease) and /readyz (ready reports true),
 // controller-runtime's conventions: a failing liveness probe restarts the pod, a
 // failing readiness probe only takes it out of Services.
-func probesMux(ready func() bool) *http.ServeMux {
+func probesMux(ready func() bool, healthy func() error) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := healthy(); err != nil {
+			http.Error(w, "unhealthy: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready() {
-			http.Error(w, "not ready: the caches have not synced, or the workers are not running", http.StatusServiceUnavailable)
+			http.Error(w, "not ready: the caches have not synced, or the controller is shutting down", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))

@@ -9,12 +9,14 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/examples/internal/promtext"
+	"github.com/kubeinternals/informers/kubeconfig"
 )
 
 func main() {
@@ -26,6 +28,13 @@ func main() {
 		`informer pipeline: "default" (RealFIFO fed by a watch-list, as client-go 1.36) or "classic" (DeltaFIFO fed by a paged LIST)`)
 	metricsAddr := flag.String("metrics-bind-address", "", `serve /metrics (Prometheus text format) on this address, e.g. ":8080"; "" disables`)
 	probeAddr := flag.String("health-probe-bind-address", "", `serve /healthz and /readyz on this address, e.g. ":8081"; "" disables`)
+	leaderElect := flag.Bool("leader-elect", false, "compete for a Lease with the other replicas; only the holder runs workers")
+	leaseNamespace := flag.String("leader-elect-resource-namespace", "", `the Lease's namespace; "" means the pod's (in cluster) or "default"`)
+	leaseName := flag.String("leader-elect-resource-name", controller.Name, "the Lease's name")
+	leaseDuration := flag.Duration("leader-elect-lease-duration", 15*time.Second, "how long the other replicas wait, after the Lease last changed, before taking over")
+	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops working")
+	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "the pause between two attempts to acquire or renew")
+	release := flag.Bool("leader-elect-release-on-cancel", true, "on SIGTERM, release the Lease once the workers finished, so another replica takes over at once")
 	flag.Parse()
 
 	log := flags.MustLogger()
@@ -34,11 +43,20 @@ func main() {
 	if *resync == 0 {
 		*resync = -1 // Options: negative disables, 0 means the default
 	}
+	var election *controller.LeaderElection
+	if *leaderElect {
+		election = &controller.LeaderElection{
+			Namespace: leaseNamespaceOr(log, *leaseNamespace), Name: *leaseName,
+			LeaseDuration: *leaseDuration, RenewDeadline: *renewDeadline, RetryPeriod: *retryPeriod,
+			ReleaseOnCancel: *release,
+		}
+	}
 	reg := promtext.NewRegistry()
 	metrics := promtext.NewProvider(reg)
 	c, err := controller.New(cfg, controller.Options{
 		Workers: *workers, ResyncPeriod: *resync, DrainTimeout: *drain, Logger: log,
 		Pipeline: controller.Pipeline(*pipeline), InformerMetrics: metrics, QueueMetrics: metrics,
+		LeaderElection: election,
 	})
 	if err != nil {
 		log.Error("building the controller", "err", err)
@@ -53,7 +71,7 @@ func main() {
 		}
 	}
 	if *probeAddr != "" {
-		if err := serve(ctx, log, "health probes", *probeAddr, probesMux(c.Ready)); err != nil {
+		if err := serve(ctx, log, "health probes", *probeAddr, probesMux(c.Ready, c.Healthy)); err != nil {
 			log.Error("serving health probes", "err", err)
 			os.Exit(1)
 		}
@@ -64,4 +82,17 @@ func main() {
 		os.Exit(1)
 	}
 	log.Info("stopped cleanly")
+}
+
+// leaseNamespaceOr is ns, or the pod's namespace in a cluster, or "default".
+func leaseNamespaceOr(log *slog.Logger, ns string) string {
+	if ns != "" {
+		return ns
+	}
+	ns, err := kubeconfig.InClusterNamespace()
+	if err != nil {
+		log.Info(`leader election: no -leader-elect-resource-namespace and not in a pod; using "default"`, "err", err)
+		return "default"
+	}
+	return ns
 }

@@ -117,22 +117,36 @@ func TestExampleFooDecodesStrictlyAndIsValid(t *testing.T) {
 
 func TestRBAC(t *testing.T) {
 	docs := documents(t, RBAC())
-	require.Len(t, docs, 4)
+	require.Len(t, docs, 6)
 	var (
-		ns      corev1.Namespace
-		sa      corev1.ServiceAccount
-		role    rbacv1.ClusterRole
-		binding rbacv1.ClusterRoleBinding
+		ns           corev1.Namespace
+		sa           corev1.ServiceAccount
+		role         rbacv1.ClusterRole
+		binding      rbacv1.ClusterRoleBinding
+		leaseRole    rbacv1.Role
+		leaseBinding rbacv1.RoleBinding
 	)
 	strict(t, docs[0], &ns)
 	strict(t, docs[1], &sa)
 	strict(t, docs[2], &role)
 	strict(t, docs[3], &binding)
+	strict(t, docs[4], &leaseRole)
+	strict(t, docs[5], &leaseBinding)
 
-	t.Run("the documents are a Namespace, ServiceAccount, ClusterRole and ClusterRoleBinding", func(t *testing.T) {
-		assert.Equal(t, []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding"},
-			[]string{ns.Kind, sa.Kind, role.Kind, binding.Kind})
+	t.Run("the documents are a Namespace, ServiceAccount, ClusterRole, ClusterRoleBinding, Role and RoleBinding", func(t *testing.T) {
+		assert.Equal(t, []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"},
+			[]string{ns.Kind, sa.Kind, role.Kind, binding.Kind, leaseRole.Kind, leaseBinding.Kind})
 		assert.Equal(t, ns.Name, sa.Namespace, "the ServiceAccount lives in the namespace created first")
+	})
+	t.Run("leader election may get, update and create its own Lease, and nothing else", func(t *testing.T) {
+		assert.Equal(t, ns.Name, leaseRole.Namespace, "a Role in the controller's namespace, not a ClusterRole")
+		assert.Equal(t, []rbacv1.PolicyRule{
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"foo-controller"}, Verbs: []string{"get", "update"}},
+			{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		}, leaseRole.Rules)
+		assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: leaseRole.Name}, leaseBinding.RoleRef)
+		assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa.Name, Namespace: sa.Namespace}}, leaseBinding.Subjects)
+		assert.Equal(t, ns.Name, leaseBinding.Namespace)
 	})
 	t.Run("the namespace enforces the restricted Pod Security Standard", func(t *testing.T) {
 		assert.Equal(t, "restricted", ns.Labels["pod-security.kubernetes.io/enforce"])
@@ -188,7 +202,8 @@ func TestDeploymentRunsAsTheServiceAccount(t *testing.T) {
 	assert.Equal(t, sa.Namespace, d.Namespace)
 	assert.Equal(t, sa.Name, d.Spec.Template.Spec.ServiceAccountName)
 	require.NotNil(t, d.Spec.Replicas)
-	assert.Equal(t, int32(1), *d.Spec.Replicas, "no leader election: exactly one copy may run")
+	assert.Equal(t, int32(2), *d.Spec.Replicas, "two replicas: one leads, one stands by")
+	assert.Contains(t, d.Spec.Template.Spec.Containers[0].Args, "-leader-elect", "two replicas would both act without it")
 	assert.Equal(t, d.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
 	require.Len(t, d.Spec.Template.Spec.Containers, 1)
 	assert.Equal(t, corev1.PullIfNotPresent, d.Spec.Template.Spec.Containers[0].ImagePullPolicy, "kind load needs IfNotPresent")

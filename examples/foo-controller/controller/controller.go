@@ -19,6 +19,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/events"
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/leaderelection"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"
@@ -75,6 +76,10 @@ type Options struct {
 	// and the workqueue's (named "foos").
 	InformerMetrics informer.MetricsProvider
 	QueueMetrics    workqueue.MetricsProvider
+	// LeaderElection, if set, runs the workers only on the replica that holds a
+	// Lease (see LeaderElection). Nil: this replica always works, as
+	// sample-controller does.
+	LeaderElection *LeaderElection
 }
 
 // Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
@@ -100,9 +105,13 @@ type Controller struct {
 	mu  sync.Mutex // guards ran
 	ran bool       // Run has been called; guarded by mu
 
-	// working is true from the moment the workers start (the caches have synced)
-	// until Run begins to shut down: what Ready reports.
+	// elector is nil without leader election. Set by New, never changed.
+	elector *leaderelection.Elector
+	// working is true from the moment the caches have synced until Run begins to
+	// shut down: what Ready reports.
 	working atomic.Bool
+	// leading is true while the workers run: what Leading reports.
+	leading atomic.Bool
 }
 
 // New builds the controller: one informer factory with a Foo informer (a custom
@@ -185,6 +194,11 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if le := opts.LeaderElection; le != nil {
+		if c.elector, err = c.newElector(cfg, *le, c.lead); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -250,8 +264,33 @@ func (c *Controller) Run(ctx context.Context) error {
 		return fmt.Errorf("controller: caches did not sync: %w", err)
 	}
 
-	c.log.Info("starting workers", "count", c.workers)
 	c.working.Store(true)
+	defer c.working.Store(false)
+	if c.elector == nil {
+		c.runWorkers(ctx, func() bool { return true })
+		return nil
+	}
+	c.log.Info("caches synced; competing for the lease before starting workers")
+	if err := c.elector.Run(ctx); err != nil {
+		return fmt.Errorf("controller: %w", err)
+	}
+	return nil
+}
+
+// lead is OnStartedLeading: the workers run until leading ends. After a graceful stop
+// they finish the keys in hand; after a lost lease they stop at once — another
+// replica may already be working.
+func (c *Controller) lead(leadCtx context.Context) {
+	c.runWorkers(leadCtx, func() bool { return !errors.Is(context.Cause(leadCtx), leaderelection.ErrLeaseLost) })
+}
+
+// runWorkers runs the workers until ctx ends, then stops them: draining the queue
+// (each worker finishes its key, up to Options.DrainTimeout) if graceful() says so once
+// ctx has ended, cancelling their requests at once otherwise. It returns when every
+// worker has.
+func (c *Controller) runWorkers(ctx context.Context, graceful func() bool) {
+	c.log.Info("starting workers", "count", c.workers)
+	c.leading.Store(true)
 	// Why WithoutCancel: a worker that already took a key finishes it even though ctx
 	// has ended — a half-done sync is what "let workers finish" avoids. The drain
 	// timeout below bounds it.
@@ -259,8 +298,8 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer cancelWork()
 	var wg sync.WaitGroup
 	for range c.workers {
-		// Goroutine owned by Run: a worker; it exits when the queue is shut down and
-		// empty, and Run waits for it below.
+		// Goroutine owned by runWorkers: a worker; it exits when the queue is shut
+		// down and empty, and runWorkers waits for it below.
 		wg.Go(func() {
 			for c.processNextWorkItem(workCtx) {
 			}
@@ -268,21 +307,27 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 
 	<-ctx.Done()
-	c.working.Store(false)
-	c.log.Info("shutting down: no new work, letting workers finish")
-	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), c.drainTimeout)
-	defer cancelDrain()
-	if err := c.queue.ShutDownWithDrain(drainCtx); err != nil {
-		c.log.Warn("workers did not finish in time; cancelling their requests", "timeout", c.drainTimeout, "err", err)
+	c.leading.Store(false)
+	if graceful() {
+		c.working.Store(false)
+		c.log.Info("shutting down: no new work, letting workers finish")
+		drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), c.drainTimeout)
+		defer cancelDrain()
+		if err := c.queue.ShutDownWithDrain(drainCtx); err != nil {
+			c.log.Warn("workers did not finish in time; cancelling their requests", "timeout", c.drainTimeout, "err", err)
+		}
+	} else {
+		c.log.Warn("leadership lost: stopping workers at once")
+		c.queue.ShutDown()
 	}
 	cancelWork()
 	wg.Wait()
 	c.log.Info("workers stopped")
-	return nil
 }
 
-// Ready reports whether the controller is doing its job: its caches have synced and
-// its workers run, and it is not shutting down. foo-controller serves it as /readyz,
+// Ready reports whether the controller can do its job: its caches have synced and it
+// is not shutting down. With leader election a standby replica is ready too — it takes
+// over with a warm cache; Leading says which replica works. foo-controller serves it as /readyz,
 // as controller-runtime's managers do.
 func (c *Controller) Ready() bool { return c.working.Load() }
 

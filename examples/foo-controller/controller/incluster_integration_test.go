@@ -72,12 +72,14 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			d, err := c.deployment(ctx, deployment.Namespace, deployment.Name)
 			require.NoError(ct, err)
-			assert.Equal(ct, int32(1), d.Status.AvailableReplicas)
+			assert.Equal(ct, int32(2), d.Status.AvailableReplicas)
 		}, waitFor, tick)
 		var pods corev1.PodList
 		require.NoError(t, c.core.Get().Namespace(deployment.Namespace).Resource("pods").Do(ctx).Into(&pods))
-		require.Len(t, pods.Items, 1)
-		assert.Equal(t, "foo-controller", pods.Items[0].Spec.ServiceAccountName)
+		require.Len(t, pods.Items, 2)
+		for _, p := range pods.Items {
+			assert.Equal(t, "foo-controller", p.Spec.ServiceAccountName)
+		}
 	})
 	// The pod above runs no container (kwok only reports it Running); the binary runs here.
 	pod, err := incluster.MountServiceAccount(ctx, env.Config, t.TempDir(), deployment.Namespace, deployment.Spec.Template.Spec.ServiceAccountName)
@@ -161,6 +163,10 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 				assert.Contains(t, line, ns+"/squatter", "the only failing syncs are the squatter's (a 409 Conflict is logged at INFO)")
 			}
 		}
+	})
+
+	t.Run("two replicas with -leader-elect: only the leader works; a crashed leader is replaced once its lease expires, a stopped one at the next retry", func(t *testing.T) {
+		testFailover(t, ctx, c, binary, args, pod.Env, ns)
 	})
 
 	role := incluster.Find(rbac, "ClusterRole", "foo-controller")

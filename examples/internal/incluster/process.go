@@ -115,3 +115,13 @@ func (p *Process) Stop(grace time.Duration) error {
 		return fmt.Errorf("still running %s after SIGTERM; killed", grace)
 	}
 }
+
+// Kill sends SIGKILL — a crash, or the kubelet's kill after the grace period: the
+// program gets no chance to clean up (no Lease release, no drain) — and waits for it
+// to exit. It returns when the signal was sent.
+func (p *Process) Kill() time.Time {
+	at := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+	return at
+}
