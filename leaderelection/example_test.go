@@ -29,7 +29,9 @@ func (l *oneLease) Get(context.Context) (leaderelection.Record, error) {
 	}
 	return *l.rec, nil
 }
-func (l *oneLease) Create(_ context.Context, r leaderelection.Record) error { return l.Update(context.TODO(), r) }
+func (l *oneLease) Create(_ context.Context, r leaderelection.Record) error {
+	return l.Update(context.TODO(), r)
+}
 func (l *oneLease) Update(_ context.Context, r leaderelection.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
