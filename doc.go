@@ -36,6 +36,9 @@
 // the programs in examples/ from 01 to 07 and the Foo controller. docs/ has a chapter
 // per stage and the map from each of our files to client-go's.
 //
+// Package leaderelection lets several replicas of a controller agree, through a Lease,
+// that one of them runs the workers (docs/08-leader-election.md).
+//
 // Package kubeconfig finds the cluster the way kubectl does (-kubeconfig, $KUBECONFIG,
 // ~/.kube/config, in-cluster); docs/use-in-your-module.md shows a whole program built from
 // these packages in a module of its own.

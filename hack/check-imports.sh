@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fails when a package of the root module (tests included) imports client-go's own
-# informer machinery: the library rebuilds it, so it must not lean on it. Only bench/
-# and hack/ (their own modules) may import it.
+# informer machinery or leader election: the library rebuilds them, so it must not lean
+# on them. Only bench/ and hack/ (their own modules) may import them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-forbidden='^k8s.io/client-go/(tools/cache|tools/pager|util/workqueue|informers|listers|kubernetes|dynamic)(/|$)'
+forbidden='^k8s.io/client-go/(tools/cache|tools/pager|tools/leaderelection|util/workqueue|informers|listers|kubernetes|dynamic)(/|$)'
 bad=$(go list -f '{{$p := .ImportPath}}{{range .Imports}}{{$p}} {{.}}{{"\n"}}{{end}}{{range .TestImports}}{{$p}} {{.}}{{"\n"}}{{end}}{{range .XTestImports}}{{$p}} {{.}}{{"\n"}}{{end}}' ./... \
 	| awk -v re="$forbidden" '$2 ~ re' | sort -u)
 if [ -n "$bad" ]; then
@@ -12,4 +12,4 @@ if [ -n "$bad" ]; then
 	echo "$bad" >&2
 	exit 1
 fi
-echo "imports ok: no root-module package imports client-go's tools/cache, tools/pager, util/workqueue, informers, listers, kubernetes or dynamic"
+echo "imports ok: no root-module package imports client-go's tools/cache, tools/pager, tools/leaderelection, util/workqueue, informers, listers, kubernetes or dynamic"

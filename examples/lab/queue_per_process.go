@@ -22,10 +22,11 @@ func queuePerProcess() Scenario {
 		Question: "Is the workqueue cluster-wide or per process?",
 		Why: "Per process: a workqueue is a data structure in one process's memory, fed by that process's own informers, and nothing tells one process what another has queued or is processing. " +
 			"Two copies of a controller therefore both reconcile every object; only the API server's checks — AlreadyExists on a second create, 409 Conflict on a write from a stale resourceVersion — keep their writes from clobbering each other. " +
-			"Real controllers run several replicas with leader election (a Lease): one replica works, the others wait.",
+			"Real controllers run several replicas with leader election (a Lease): one replica works, the others wait — foo-controller's -leader-elect, in chapter 8.",
 		Read: []string{
 			"docs/05-workqueue.md (what it is for) and docs/06-controller.md (the rules the pattern follows)",
-			"examples/foo-controller/controller/controller.go: New (its own factory, informers and queue); examples/foo-controller/artifacts/deployment.yaml (replicas: 1 — no leader election)",
+			"examples/foo-controller/controller/controller.go: New (its own factory, informers and queue); examples/foo-controller/artifacts/deployment.yaml (replicas: 2, with -leader-elect: only the Lease's holder runs workers)",
+			"docs/08-leader-election.md (several replicas, one worker)",
 			"examples/foo-controller/controller/sync.go: Controller.sync (the AlreadyExists pitfall)",
 		},
 		Run: runQueuePerProcess,
