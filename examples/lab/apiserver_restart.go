@@ -58,7 +58,6 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("POST 3 ConfigMaps and before-restart into %s; a ConfigMap informer caches them", ns)
-	lastRV := inf.LastSyncResourceVersion()
 	mark := inf.mark()
 
 	start := time.Now()
@@ -78,6 +77,13 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	recovered := time.Since(start)
 
 	after := inf.since(mark)
+	// Why from the trace, not LastSyncResourceVersion before the restart: a bookmark
+	// may move the reflector's resourceVersion on between that read and the restart.
+	// The watch the restart ended says where the next one starts.
+	lastRV := inf.LastSyncResourceVersion()
+	if ended := trace.Filter(after, func(e trace.Event) bool { return e.Kind == trace.WatchEnded }); len(ended) > 0 {
+		lastRV = ended[0].ResourceVersion
+	}
 	reflectorEvents := trace.Filter(after, func(e trace.Event) bool {
 		return e.Stage == trace.Reflector && (e.Kind != trace.WatchEvent || e.Key == ns+"/after-restart")
 	})
