@@ -19,6 +19,7 @@ func scenarios() []Scenario {
 		identicalUpdates(),
 		sameKeyDedup(),
 		queuePerProcess(),
+		leaderElection(),
 		conflictRetry(),
 		failingReconcile(),
 		crdMissing(),

@@ -99,3 +99,13 @@ func Unthrottled(cfg *rest.Config) *rest.Config {
 	c.QPS, c.Burst = 200, 400
 	return c
 }
+
+// Kubeconfig is a value for $KUBECONFIG that gives a child process the cluster: the
+// local cluster's admin kubeconfig (straight to kube-apiserver, not through the
+// proxy), or $KUBECONFIG itself.
+func (c *Cluster) Kubeconfig() string {
+	if c.env != nil {
+		return c.env.Kubeconfig
+	}
+	return os.Getenv("KUBECONFIG")
+}

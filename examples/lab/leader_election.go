@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
+	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
+	"github.com/kubeinternals/informers/leaderelection"
+)
+
+// The lab's election timings: client-go's proportions (15s/10s/2s), five times
+// shorter so the scenario takes seconds.
+const (
+	labLeaseDuration = 3 * time.Second
+	labRenewDeadline = 2 * time.Second
+	labRetryPeriod   = 500 * time.Millisecond
+)
+
+// leaderElection: two (then three) foo-controller processes with -leader-elect; the
+// leader is killed, then the next one paused while the Foo changes.
+func leaderElection() Scenario {
+	return Scenario{
+		Name:     "leader-election",
+		Question: "Two replicas with leader election: who works, and what happens when the leader dies or pauses?",
+		Why: "Only the Lease's holder runs workers; the other replica syncs its cache and queues keys, and waits. A killed leader releases nothing, so the standby takes over once the lease has expired on its own clock: LeaseDuration after it last saw the Lease change, plus up to one retry. " +
+			"A paused leader is the case election cannot prevent: when it wakes it still believes it leads (its last observation says so) until its next renewal round fails, and for that moment two replicas work. " +
+			"What keeps the Deployment right is the apiserver, not the Lease: every update carries the resourceVersion it read, so a write from the stale replica's cache gets 409 Conflict instead of undoing the new leader's.",
+		Read: []string{
+			"docs/08-leader-election.md (the timelines, the bounds, the paused leader)",
+			"leaderelection/attempt.go: Elector.tryAcquireOrRenew (A2, A3: expiry on the candidate's own clock); leaderelection/run.go: Elector.renewRound (R4)",
+			"examples/foo-controller/controller/leader.go and controller.go: Controller.lead (workers only while leading, stopped at once on a lost lease)",
+		},
+		Run: runLeaderElection,
+	}
+}
+
+// runLeaderElection runs the experiment.
+func runLeaderElection(ctx context.Context, lab *Lab) (*Report, error) {
+	r := &Report{}
+	apps, foos, ns, err := beginFoos(ctx, lab, "leader-election")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lab-leader-election-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	binary, err := buildFooController(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"-log-format=json", "-resync=0", "-metrics-bind-address=127.0.0.1:0",
+		"-leader-elect", "-leader-elect-resource-namespace=" + ns,
+		"-leader-elect-lease-duration=" + labLeaseDuration.String(),
+		"-leader-elect-renew-deadline=" + labRenewDeadline.String(),
+		"-leader-elect-retry-period=" + labRetryPeriod.String(),
+	}
+	var replicas []*replica
+	defer func() {
+		for _, p := range replicas {
+			_ = p.stop(5 * time.Second)
+		}
+	}()
+	start := func(name string) (*replica, error) {
+		p, err := startReplica(name, binary, lab.Kubeconfig(), args...)
+		if err == nil {
+			replicas = append(replicas, p)
+		}
+		return p, err
+	}
+	t0 := time.Now()
+	r.Do("build examples/foo-controller and run it as process A with -leader-elect, lease %v, renew deadline %v, retry %v (client-go's 15s/10s/2s, five times shorter), the Lease in %s; once A works, start B the same way",
+		labLeaseDuration, labRenewDeadline, labRetryPeriod, ns)
+
+	a, err := start("A")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.awaitLog(ctx, awaitLong, t0, "starting workers", nil); err != nil {
+		return nil, err
+	}
+	b, err := start("B")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := standingBy(ctx, b, t0); err != nil {
+		return nil, err
+	}
+
+	// Who works: a Foo, and each process's count of processed keys.
+	const name = "ha"
+	if _, err := foos.Foos(ns).Create(ctx, &v1alpha1.Foo{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha1.FooSpec{DeploymentName: name, Replicas: ptr.To[int32](1)},
+	}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	r.Do("POST Foo %s/%s (replicas 1); wait for its Deployment; read each process's /metrics", ns, name)
+	if err := await(ctx, awaitLong, "the Deployment", func() bool { return deploymentReplicas(ctx, apps, ns, name) == 1 }); err != nil {
+		return nil, err
+	}
+	aWork, aAdds, err := queueCounts(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	bWork, bAdds, err := queueCounts(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	r.See("A (leader): %v keys queued, %v processed; B (standby): %v keys queued, %v processed", aAdds, aWork, bAdds, bWork)
+	r.Check("only the leader's workers ran; the standby's handlers queued the Foo too (a warm cache and queue)",
+		aWork > 0 && bWork == 0 && bAdds > 0, "A processed %v, B processed %v with %v queued", aWork, bWork, bAdds)
+
+	// A crash.
+	killedAt := a.kill()
+	r.Do("SIGKILL A (a crash: no release)")
+	bLeads, err := b.awaitLog(ctx, awaitLong, killedAt, "starting workers", nil)
+	if err != nil {
+		return nil, err
+	}
+	crash := bLeads.Time.Sub(killedAt)
+	lo, hi := labLeaseDuration-labRetryPeriod, labLeaseDuration+2*maxRetryWait(labRetryPeriod)
+	r.See("B started its workers %v after A was killed", crash.Round(time.Millisecond))
+	r.Check("the standby took over only once the lease could have expired, and within one more retry",
+		crash >= lo && crash <= hi+time.Second, "%v, bounds %v–%v (+1s for a loaded machine)", crash.Round(time.Millisecond), lo, hi)
+
+	// A pause.
+	c, err := start("C")
+	if err != nil {
+		return nil, err
+	}
+	r.Do("start C (what the kubelet does for A's pod); once it stands by, SIGSTOP B, the leader (a frozen process: it keeps its lease in memory, and its timers do not run)")
+	if _, err := standingBy(ctx, c, killedAt); err != nil {
+		return nil, err
+	}
+	pausedAt, err := b.signal(syscall.SIGSTOP)
+	if err != nil {
+		return nil, err
+	}
+	cLeads, err := c.awaitLog(ctx, awaitLong, pausedAt, "starting workers", nil)
+	if err != nil {
+		return nil, err
+	}
+	r.See("C started its workers %v after B was paused", cLeads.Time.Sub(pausedAt).Round(time.Millisecond))
+
+	if err := setFooReplicas(ctx, foos, ns, name, 2); err != nil {
+		return nil, err
+	}
+	r.Do("while B is paused: PUT the Foo with replicas 2; wait until C scaled the Deployment; then SIGCONT B")
+	if err := await(ctx, awaitLong, "C to scale the Deployment", func() bool { return deploymentReplicas(ctx, apps, ns, name) == 2 }); err != nil {
+		return nil, err
+	}
+	scaled, err := deployment(ctx, apps, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	resumedAt, err := b.signal(syscall.SIGCONT)
+	if err != nil {
+		return nil, err
+	}
+	bLost, err := b.awaitLog(ctx, awaitLong, resumedAt, "lost the lease", nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := await(ctx, awaitLong, "B to exit", b.exited); err != nil {
+		return nil, err
+	}
+	window := bLost.Time.Sub(resumedAt)
+	bWrites := b.linesBetween(resumedAt, bLost.Time, "scaling deployment", "sync conflicted", "sync failed")
+	r.See("B woke at +%v and believed it led until +%v (%v), while C had led since +%v; B then exited with status %d",
+		resumedAt.Sub(t0).Round(time.Millisecond), bLost.Time.Sub(t0).Round(time.Millisecond), window.Round(time.Millisecond),
+		cLeads.Time.Sub(t0).Round(time.Millisecond), b.exitCode())
+	if len(bWrites) == 0 {
+		r.See("B's workers, in that window: nothing to do (its cache already had C's scale when its sync ran)")
+	}
+	for _, l := range bWrites {
+		r.See("B's worker, in that window: %s", l)
+	}
+
+	// Let anything late land, then read the Deployment again.
+	time.Sleep(labRenewDeadline)
+	after, err := deployment(ctx, apps, ns, name)
+	if err != nil {
+		return nil, err
+	}
+	r.See("the Deployment: replicas %d, generation %d after C's scale, %d at the end",
+		ptr.Deref(after.Spec.Replicas, 0), scaled.Generation, after.Generation)
+	r.Check("two replicas believed they led at once: C was working when B woke and still led",
+		cLeads.Time.Before(resumedAt) && window > 0, "overlap %v", window.Round(time.Millisecond))
+	r.Check("the paused leader gave up within its renew deadline of waking, and exited 1",
+		window <= labRenewDeadline+labRetryPeriod+time.Second && b.exitCode() == 1,
+		"%v after SIGCONT (renew deadline %v), exit status %d", window.Round(time.Millisecond), labRenewDeadline, b.exitCode())
+	r.Check("the Deployment stayed right: the Foo's 2 replicas, and no write after C's",
+		ptr.Deref(after.Spec.Replicas, 0) == 2 && after.Generation == scaled.Generation,
+		"replicas %d, generation %d → %d", ptr.Deref(after.Spec.Replicas, 0), scaled.Generation, after.Generation)
+
+	stoppedAt := time.Now()
+	if err := c.stop(10 * time.Second); err != nil {
+		return nil, err
+	}
+	released, ok := c.first(stoppedAt, "released the lease", nil)
+	r.Do("SIGTERM C")
+	r.Check("a graceful stop releases the Lease after the workers stopped", ok, "C logged %q", released.Msg)
+
+	r.See("the processes' election log lines (offsets from the start):")
+	for _, l := range electionTimeline(t0, replicas) {
+		r.See("  %s", l)
+	}
+	how := "had nothing stale to write"
+	if len(bWrites) > 0 {
+		how = "tried: " + strings.Join(bWrites, "; ")
+	}
+	r.Answer = fmt.Sprintf("one replica works at a time: the standby took over %v after a SIGKILL (lease %v); a paused leader woke believing it led and kept its workers for %v beside the new leader (it %s), "+
+		"and the Deployment stayed right because writes carry resourceVersions",
+		crash.Round(100*time.Millisecond), labLeaseDuration, window.Round(100*time.Millisecond), how)
+	return r, nil
+}
+
+// standingBy waits until p has synced its caches and seen another replica lead.
+func standingBy(ctx context.Context, p *replica, since time.Time) (logLine, error) {
+	if _, err := p.awaitLog(ctx, awaitLong, since, "caches synced; competing for the lease", nil); err != nil {
+		return logLine{}, err
+	}
+	return p.awaitLog(ctx, awaitLong, since, "leader", map[string]string{"this replica": "false"})
+}
+
+// maxRetryWait is the longest pause between two tries to acquire.
+func maxRetryWait(retry time.Duration) time.Duration {
+	return retry + time.Duration(leaderelection.JitterFactor*float64(retry))
+}
+
+// linesBetween are p's log messages (with their foo attribute) starting with one of
+// msgs, logged in [from, to].
+func (r *replica) linesBetween(from, to time.Time, msgs ...string) []string {
+	var out []string
+	for _, l := range r.log() {
+		if l.Time.Before(from) || l.Time.After(to) {
+			continue
+		}
+		for _, m := range msgs {
+			if strings.HasPrefix(l.Msg, m) {
+				s := l.Msg
+				if foo, ok := l.Attrs["foo"]; ok {
+					s += fmt.Sprintf(" (%v)", foo)
+				}
+				if e, ok := l.Attrs["err"]; ok {
+					s += ": " + shortReason(fmt.Sprint(e))
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// electionTimeline lists the replicas' leader-election and worker log lines in time
+// order.
+func electionTimeline(t0 time.Time, replicas []*replica) []string {
+	type entry struct {
+		at   time.Time
+		line string
+	}
+	var all []entry
+	for _, p := range replicas {
+		for _, l := range p.log() {
+			switch {
+			case strings.HasPrefix(l.Msg, "acquired the lease"), strings.HasPrefix(l.Msg, "lost the lease"),
+				strings.HasPrefix(l.Msg, "released the lease"), strings.HasPrefix(l.Msg, "starting workers"),
+				strings.HasPrefix(l.Msg, "leadership lost"), strings.HasPrefix(l.Msg, "new leader observed"):
+				line := l.Msg
+				if tr, ok := l.Attrs["transition"]; ok {
+					line += fmt.Sprintf(" (%v)", tr)
+				}
+				if h, ok := l.Attrs["holder"]; ok {
+					line += fmt.Sprintf(": %v", replicaOf(fmt.Sprint(h), replicas))
+				}
+				all = append(all, entry{l.Time, fmt.Sprintf("%+8.3fs %s %s", l.Time.Sub(t0).Seconds(), p.name, line)})
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(x, y entry) int { return x.at.Compare(y.at) })
+	out := make([]string, len(all))
+	for i, e := range all {
+		out[i] = e.line
+	}
+	return out
+}
+
+// replicaOf names the replica whose identity is id, or returns id.
+func replicaOf(id string, replicas []*replica) string {
+	for _, p := range replicas {
+		if l, ok := p.first(time.Time{}, "trying to acquire the lease", map[string]string{"identity": id}); ok && l.Msg != "" {
+			return p.name
+		}
+	}
+	return id
+}
+
+// queueCounts scrapes p's /metrics for its workqueue's processed and added keys.
+func queueCounts(ctx context.Context, p *replica) (processed, added float64, err error) {
+	l, err := p.awaitLog(ctx, awaitLong, time.Time{}, "serving metrics", nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	series, err := scrapeMetrics(ctx, fmt.Sprint(l.Attrs["addr"]))
+	if err != nil {
+		return 0, 0, err
+	}
+	return series[`workqueue_work_duration_seconds_count{name="foos"}`], series[`workqueue_adds_total{name="foos"}`], nil
+}
+
+// deployment reads the Deployment ns/name.
+func deployment(ctx context.Context, apps rest.Interface, ns, name string) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	return d, apps.Get().Namespace(ns).Resource("deployments").Name(name).Do(ctx).Into(d)
+}
+
+// deploymentReplicas is the Deployment's spec.replicas, or -1 if it cannot be read.
+func deploymentReplicas(ctx context.Context, apps rest.Interface, ns, name string) int32 {
+	d, err := deployment(ctx, apps, ns, name)
+	if err != nil {
+		return -1
+	}
+	return ptr.Deref(d.Spec.Replicas, -1)
+}
+
+// setFooReplicas sets the Foo's spec.replicas, reading it again after a conflict (the
+// controller writes its status).
+func setFooReplicas(ctx context.Context, foos *fooclient.Client, ns, name string, replicas int32) error {
+	var last error
+	err := await(ctx, awaitLong, "the Foo's update", func() bool {
+		foo, err := foos.Foos(ns).Get(ctx, name, metav1.GetOptions{})
+		if err == nil {
+			foo.Spec.Replicas = ptr.To(replicas)
+			_, err = foos.Foos(ns).Update(ctx, foo, metav1.UpdateOptions{})
+		}
+		last = err
+		return err == nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w (last: %v)", err, last)
+	}
+	return nil
+}
