@@ -28,6 +28,7 @@ func scenarios() []Scenario {
 		watchWire(),
 		watchCut(),
 		compaction410(),
+		laggingAPIServer(),
 		apiserverRestart(),
 	}
 }
