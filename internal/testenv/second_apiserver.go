@@ -22,8 +22,9 @@ import (
 // apiserver's watch cache stops advancing while the apiserver still answers what its
 // cache can answer — a lagging apiserver, for real. What it answers while frozen is
 // pinned by TestIntegrationALaggingAPIServer: a LIST at resourceVersion "0" gets the
-// stale cache at once; anything that must be at least as new as a resourceVersion it
-// has not reached waits for the cache and fails (see that test).
+// stale cache at once; a WATCH from a resourceVersion it has not reached is accepted
+// and stays silent; a LIST or watch-list at such a resourceVersion waits 3 s, then
+// fails with "Too large resource version"; one at "" waits for etcd.
 type SecondAPIServer struct {
 	// Config has admin credentials for this apiserver, reached directly.
 	Config *rest.Config
