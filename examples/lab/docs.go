@@ -33,7 +33,9 @@ go run ./examples/lab -list             # names and questions
 kube-controller-manager, kube-scheduler, kwok) and stops it at the end; with `+"`$KUBECONFIG`"+`
 set it uses that cluster (kind, say) and skips the scenarios that inject a fault, which
 need the local control plane: a TCP proxy in front of kube-apiserver that cuts or refuses
-the observed informers' connections, etcd compaction, and restarting kube-apiserver. The
+the observed informers' connections, or fails them over to a second kube-apiserver on the
+same etcd whose connection to etcd can be frozen, etcd compaction, and restarting
+kube-apiserver. The
 local apiserver serves PodTemplates without a watch cache
 (`+"`--watch-cache-sizes=podtemplates#0`"+`), so that a watch from a compacted
 resourceVersion gets 410 Gone from etcd — on a busy cluster the watch cache's window

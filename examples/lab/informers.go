@@ -22,7 +22,15 @@ type observed[T indexer.Object] struct {
 // otherwise) and its informer for res, not started yet: the caller adds handlers,
 // then starts it (start, or factory.Start). The caller defers stop.
 func newObserved[T indexer.Object](lab *Lab, cfg *rest.Config, res informer.Resource, opts informer.FactoryOptions) (*observed[T], error) {
-	tracer, rec := newRecorder()
+	return newObservedWith[T](lab, cfg, res, opts)
+}
+
+// newObservedWith is newObserved whose tracer also reports to sinks, each called on
+// the reporting stage's goroutine: a scenario that must act at an exact step of the
+// pipeline (a fault between a 410 and the relist, say) acts from there.
+func newObservedWith[T indexer.Object](lab *Lab, cfg *rest.Config, res informer.Resource, opts informer.FactoryOptions, sinks ...trace.Sink) (*observed[T], error) {
+	rec := &trace.Recorder{}
+	tracer := trace.New(append([]trace.Sink{rec.Record}, sinks...)...)
 	f, err := lab.factoryOn(cfg, tracer, opts)
 	if err != nil {
 		return nil, err

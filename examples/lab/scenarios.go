@@ -29,6 +29,7 @@ func scenarios() []Scenario {
 		watchWire(),
 		watchCut(),
 		compaction410(),
+		laggingAPIServer(),
 		apiserverRestart(),
 	}
 }

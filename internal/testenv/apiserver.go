@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -70,6 +71,10 @@ type Env struct {
 	etcd         *process
 	apiserver    *process
 	others       []*process // controller manager, scheduler, kwok (Cluster profile)
+
+	secondMu      sync.Mutex         // guards seconds and secondStarted
+	seconds       []*SecondAPIServer // started by StartSecondAPIServer, not yet stopped; guarded by secondMu
+	secondStarted int                // how many StartSecondAPIServer began; guarded by secondMu
 }
 
 // launchAttempts bounds how often Launch starts over after losing a free port.
@@ -193,10 +198,14 @@ func (e *Env) startEtcd(ctx context.Context) error {
 // reason for each difference.
 //
 // kubeadm: cmd/kubeadm/app/phases/controlplane/manifests.go getAPIServerCommand
-func (e *Env) apiServerArgs() []string {
+func (e *Env) apiServerArgs() []string { return e.apiServerArgsFor(e.apiPort, e.etcdURL()) }
+
+// apiServerArgsFor are apiServerArgs for an apiserver on port that reaches etcd at
+// etcdURL: the first one's, or a second one's (StartSecondAPIServer).
+func (e *Env) apiServerArgsFor(port int, etcdURL string) []string {
 	args := []string{
-		"--etcd-servers=" + e.etcdURL(),
-		"--secure-port=" + strconv.Itoa(e.apiPort),
+		"--etcd-servers=" + etcdURL,
+		"--secure-port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		"--cert-dir=" + e.creds.certDir,
@@ -227,8 +236,13 @@ func (e *Env) startAPIServer(ctx context.Context) error {
 		return err
 	}
 	e.apiserver = p
+	return e.waitReady(ctx, p, e.Config.Host)
+}
+
+// waitReady waits until the kube-apiserver p, serving at host, answers /readyz.
+func (e *Env) waitReady(ctx context.Context, p *process, host string) error {
 	return waitFor(ctx, e.opts.ReadyTimeout, p, func(c *http.Client) bool {
-		req, _ := http.NewRequest(http.MethodGet, e.Config.Host+"/readyz", nil)
+		req, _ := http.NewRequest(http.MethodGet, host+"/readyz", nil)
 		// Why the super-admin: /readyz is public, but only once the RBAC bootstrap
 		// policy exists; system:masters is allowed before that.
 		req.Header.Set("Authorization", "Bearer "+e.creds.tokens[superAdmin.user])
@@ -302,6 +316,7 @@ func (e *Env) Stop() {
 		e.others[i].stop(2 * time.Second)
 	}
 	e.others = nil
+	e.stopSecondAPIServers()
 	if e.apiserver != nil {
 		e.apiserver.stop(3 * time.Second)
 	}
@@ -350,11 +365,12 @@ func portOrFree(port int, what string) (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// Processes returns every program this control plane started, in start order: etcd,
-// kube-apiserver, then the Cluster profile's components. Stop them in reverse.
+// Processes returns every program this control plane runs: etcd, kube-apiserver, the
+// second apiservers still running (StartSecondAPIServer), then the Cluster profile's
+// components. Stop them in reverse.
 func (e *Env) Processes() []Process {
 	var ps []Process
-	for _, p := range append([]*process{e.etcd, e.apiserver}, e.others...) {
+	for _, p := range append(append([]*process{e.etcd, e.apiserver}, e.secondProcesses()...), e.others...) {
 		if p != nil {
 			ps = append(ps, Process{Name: p.name, PID: p.cmd.Process.Pid})
 		}

@@ -18,12 +18,36 @@
 // cluster-admin through kubeadm's binding, kube-controller-manager's controllers act as
 // their own ServiceAccounts. docs/local-cluster.md lists every flag against kind's.
 //
+// High availability: Env.StartSecondAPIServer starts another kube-apiserver on the
+// same etcd, with the same flags, identities and serving certificate, on its own port —
+// what every HA control plane runs, each apiserver with its own watch cache at its own
+// resourceVersion. Its connection to etcd goes through a Proxy (SecondAPIServer.EtcdLink)
+// that Freeze stops: its watch cache then stops advancing while it still answers from
+// it, a lagging apiserver for real. A Proxy in front of both, whose Switch moves every
+// client from one to the other (cutting the open connections, as a load balancer
+// failing over does), lets a test fail a client over to the lagging one.
+// TestIntegrationALaggingAPIServer pins what a lagging v1.36 apiserver answers:
+//
+//   - LIST at resourceVersion "0": its stale cache, at once (200);
+//   - LIST at a newer resourceVersion (NotOlderThan, or no match): after 3 s of waiting
+//     for the cache, 504 Timeout "Too large resource version", cause
+//     ResourceVersionTooLarge, Retry-After: 1 — which client-go's rest client retries,
+//     10 times;
+//   - LIST at "" (a consistent read): nothing until the request timeout (60 s), then a
+//     504 "request did not complete within the allotted timeout" (or a reset stream);
+//   - WATCH from a newer resourceVersion: accepted at once, then silent until the cache
+//     gets there;
+//   - watch-list (sendInitialEvents) from a newer resourceVersion: an ERROR event, 504
+//     ResourceVersionTooLarge, after 3 s; at "": no answer, not even headers, until it
+//     can reach etcd.
+//
 // Reading order: binaries.go (where the binaries are), process.go (one child process),
 // pki.go (the identities, the service-account key and the token file), apiserver.go
 // (etcd + kube-apiserver), rbac.go (the bindings made at start-up), cluster.go (the
-// Cluster profile), env.go (Start for tests), kubeconfig.go.
+// Cluster profile), second_apiserver.go (another apiserver on the same etcd), proxy.go
+// (cut, refuse, switch, freeze), env.go (Start for tests), kubeconfig.go.
 //
-// Invariant: every process a ControlPlane starts is stopped by Stop — SIGTERM, a bounded
+// Invariant: every process a ControlPlane starts (a second apiserver too) is stopped by Stop — SIGTERM, a bounded
 // wait (kube-apiserver's graceful shutdown runs for over 10 s otherwise), then SIGKILL —
 // and its temporary directory is removed; Start registers Stop with t.Cleanup, which
 // runs also when the test fails or panics. Children also get SIGKILL from the kernel if

@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -10,40 +9,86 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// Proxy is a TCP proxy on loopback in front of kube-apiserver. A client configured
-// through it (Proxy.Config) talks to the real apiserver — TLS passes through untouched
-// — while a test cuts its connections (Cut) or makes it unreachable for a while
-// (Refuse, then Accept): the network faults a watch must survive.
+// Proxy is a TCP proxy on loopback in front of a server — kube-apiserver, or etcd as
+// seen by a second apiserver. A client configured through it (Proxy.Config) talks to
+// the real server — TLS passes through untouched — while a test injects the network's
+// faults:
+//
+//   - Cut closes every open connection (a network failure);
+//   - Refuse, then Accept, makes the server unreachable for a while;
+//   - Switch sends new connections to another server and cuts the open ones, as a
+//     load balancer in front of several apiservers fails over;
+//   - Freeze stops forwarding bytes, both ways, on every connection, open or new,
+//     until Thaw: the server is neither gone nor answering (a partition).
 //
 // Goroutines: one accept loop while listening, and two copiers per connection; all
 // end when Close returns.
 type Proxy struct {
-	target string // host:port of kube-apiserver
-	addr   string // host:port we listen on, kept across Refuse/Accept
+	addr string                                // host:port we listen on, kept across Refuse/Accept
+	dial func(target string) (net.Conn, error) // net.Dial("tcp", …); tests give net.Pipe
 
-	mu      sync.Mutex            // guards ln, conns, closed
-	ln      net.Listener          // nil while refusing; guarded by mu
-	conns   map[net.Conn]struct{} // both ends of every open connection; guarded by mu
-	closed  bool                  // guarded by mu
-	counted int                   // client connections accepted so far; guarded by mu
+	mu      sync.Mutex         // guards every field below
+	target  string             // host:port new connections go to; guarded by mu
+	ln      net.Listener       // nil while refusing; guarded by mu
+	links   map[*link]struct{} // every open connection; guarded by mu
+	closed  bool               // guarded by mu
+	counted int                // client connections accepted so far; guarded by mu
+	// thawed is closed while the proxy forwards, open while it is frozen: a copier
+	// holding bytes waits on it. Freeze replaces a closed one; Thaw closes it.
+	// Guarded by mu.
+	thawed chan struct{}
+	// closing is closed by Close: it releases copiers waiting for a thaw.
+	closing chan struct{}
 
 	wg sync.WaitGroup // the accept loop and the copiers
 }
 
+// link is one client connection and its connection to the server.
+type link struct {
+	client, server net.Conn
+	once           sync.Once
+	done           chan struct{} // closed by close: releases a copier waiting for a thaw
+}
+
+// close closes both ends; the first call wins.
+func (l *link) close() {
+	l.once.Do(func() {
+		_ = l.client.Close()
+		_ = l.server.Close()
+		close(l.done)
+	})
+}
+
 // StartProxy listens on a free loopback port and forwards every connection to the
-// host:port of apiServerURL (e.g. Env.Config.Host).
-func StartProxy(apiServerURL string) (*Proxy, error) {
-	u, err := url.Parse(apiServerURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("proxy: target %q is not a URL with a host: %v", apiServerURL, err)
+// host:port of targetURL (e.g. Env.Config.Host, or an etcd client URL).
+func StartProxy(targetURL string) (*Proxy, error) {
+	target, err := hostOf(targetURL)
+	if err != nil {
+		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("proxy: %w", err)
 	}
-	p := &Proxy{target: u.Host, addr: ln.Addr().String(), conns: map[net.Conn]struct{}{}}
+	p := newProxy(ln.Addr().String(), target, func(t string) (net.Conn, error) { return net.Dial("tcp", t) })
 	p.serve(ln)
 	return p, nil
+}
+
+// newProxy is a Proxy that is not listening yet.
+func newProxy(addr, target string, dial func(string) (net.Conn, error)) *Proxy {
+	thawed := make(chan struct{})
+	close(thawed)
+	return &Proxy{addr: addr, dial: dial, target: target, links: map[*link]struct{}{}, thawed: thawed, closing: make(chan struct{})}
+}
+
+// hostOf is the host:port of a URL.
+func hostOf(targetURL string) (string, error) {
+	u, err := url.Parse(targetURL)
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("proxy: target %q is not a URL with a host: %v", targetURL, err)
+	}
+	return u.Host, nil
 }
 
 // Config returns a copy of cfg whose requests go through the proxy. The apiserver's
@@ -56,6 +101,13 @@ func (p *Proxy) Config(cfg *rest.Config) *rest.Config {
 
 // Addr is the proxy's host:port.
 func (p *Proxy) Addr() string { return p.addr }
+
+// Target is the host:port new connections are forwarded to.
+func (p *Proxy) Target() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
+}
 
 // Accepted counts the client connections the proxy has accepted so far.
 func (p *Proxy) Accepted() int {
@@ -73,12 +125,69 @@ func (p *Proxy) Cut() int {
 }
 
 func (p *Proxy) cutLocked() int {
-	for c := range p.conns {
-		_ = c.Close()
+	n := len(p.links)
+	for l := range p.links {
+		l.close()
 	}
-	n := len(p.conns) / 2
-	clear(p.conns)
+	clear(p.links)
 	return n
+}
+
+// Switch makes new connections go to the host:port of targetURL and cuts every open
+// one, as a load balancer does when it fails over from one apiserver to another: a
+// client's next request — its re-watch, say — reaches the new server. It returns how
+// many client connections it cut.
+//
+// Why cut: a connection is a byte stream to one server (TLS, HTTP/2); it cannot be
+// moved, only ended, and a client reconnects.
+func (p *Proxy) Switch(targetURL string) (int, error) {
+	target, err := hostOf(targetURL)
+	if err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+	return p.cutLocked(), nil
+}
+
+// Freeze stops forwarding: bytes that arrive on any connection, open now or
+// accepted later, are held (and the rest wait in the kernel's buffers) until Thaw.
+// Connections stay open, so neither side sees an error — only silence, until its own
+// timeouts (an HTTP/2 or gRPC keepalive, a request deadline) give up. Freezing a
+// frozen proxy does nothing.
+func (p *Proxy) Freeze() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+		p.thawed = make(chan struct{})
+	default: // already frozen
+	}
+}
+
+// Thaw forwards again, first the bytes held while frozen, in order. Thawing a proxy
+// that is not frozen does nothing.
+func (p *Proxy) Thaw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+	default:
+		close(p.thawed)
+	}
+}
+
+// Frozen reports whether the proxy holds bytes instead of forwarding them.
+func (p *Proxy) Frozen() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.thawed:
+		return false
+	default:
+		return true
+	}
 }
 
 // Refuse cuts every connection and stops listening: until Accept, a client gets
@@ -110,10 +219,13 @@ func (p *Proxy) Accept() error {
 	return nil
 }
 
-// Close stops the proxy and waits for its goroutines.
+// Close stops the proxy and waits for its goroutines. It is idempotent.
 func (p *Proxy) Close() {
 	p.mu.Lock()
-	p.closed = true
+	if !p.closed {
+		p.closed = true
+		close(p.closing)
+	}
 	if p.ln != nil {
 		_ = p.ln.Close()
 		p.ln = nil
@@ -146,42 +258,80 @@ func (p *Proxy) serve(ln net.Listener) {
 	}()
 }
 
-// forward connects client to the apiserver and copies both ways until either side
-// closes or Cut closes both.
+// forward connects client to the current target and copies both ways until either
+// side closes, or Cut, Switch or Close closes both.
 func (p *Proxy) forward(client net.Conn) {
-	server, err := net.Dial("tcp", p.target)
+	server, err := p.dial(p.Target())
 	if err != nil {
 		_ = client.Close()
 		return
 	}
+	l := &link{client: client, server: server, done: make(chan struct{})}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
-		_ = client.Close()
-		_ = server.Close()
+		l.close()
 		return
 	}
-	p.conns[client], p.conns[server] = struct{}{}, struct{}{}
+	p.links[l] = struct{}{}
 	p.counted++
 	p.mu.Unlock()
 
-	done := func() {
-		_ = client.Close()
-		_ = server.Close()
+	var ends sync.Once
+	end := func() {
+		l.close()
 		p.mu.Lock()
-		delete(p.conns, client)
-		delete(p.conns, server)
+		delete(p.links, l)
 		p.mu.Unlock()
 	}
-	var once sync.Once
 	p.wg.Add(2)
 	// Owner: the Proxy. Each copier exits when its source closes; the first to end
-	// closes both connections, which ends the other.
+	// closes both connections, which ends the other. A copier waiting for a thaw
+	// exits when its link is closed (Cut, Switch) or the proxy is (Close).
 	for _, pair := range [][2]net.Conn{{server, client}, {client, server}} {
 		go func() {
 			defer p.wg.Done()
-			_, _ = io.Copy(pair[0], pair[1]) // ends on EOF, a cut or a close alike
-			once.Do(done)
+			p.copy(pair[0], pair[1], l.done)
+			ends.Do(end)
 		}()
+	}
+}
+
+// copy forwards src to dst until either fails or done is closed, holding each chunk
+// read while the proxy is frozen until it thaws.
+func (p *Proxy) copy(dst, src net.Conn, done <-chan struct{}) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !p.waitThawed(done) {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return // EOF, a cut or a close alike
+		}
+	}
+}
+
+// waitThawed blocks while the proxy is frozen; false means the link or the proxy
+// was closed meanwhile.
+//
+// Pitfall: a chunk already past this wait when Freeze is called is still written;
+// Freeze holds what is read after it.
+func (p *Proxy) waitThawed(done <-chan struct{}) bool {
+	p.mu.Lock()
+	thawed := p.thawed
+	p.mu.Unlock()
+	select {
+	case <-thawed:
+		return true
+	case <-done:
+		return false
+	case <-p.closing:
+		return false
 	}
 }

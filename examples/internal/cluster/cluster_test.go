@@ -45,6 +45,12 @@ func TestAKubeconfigClusterTakesNoFaults(t *testing.T) {
 	_, err = c.CompactEtcd(t.Context())
 	assert.True(t, errors.Is(err, ErrNeedsLocalControlPlane))
 	assert.True(t, errors.Is(c.RestartAPIServer(t.Context()), ErrNeedsLocalControlPlane))
+	_, err = c.StartSecondAPIServer(t.Context())
+	assert.True(t, errors.Is(err, ErrNeedsLocalControlPlane))
+	_, err = c.FailOver(nil)
+	assert.True(t, errors.Is(err, ErrNeedsLocalControlPlane))
+	_, err = c.FailBack()
+	assert.True(t, errors.Is(err, ErrNeedsLocalControlPlane))
 }
 
 func TestABrokenKubeconfigIsAnError(t *testing.T) {

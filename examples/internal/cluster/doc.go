@@ -8,7 +8,8 @@
 //	example main ─▶ cluster.Start ─▶ Cluster{Watched, Direct}
 //	                                   │         └▶ the example's own requests
 //	                                   └▶ informers, through a TCP proxy that Cut
-//	                                      and Refuse act on
+//	                                      and Refuse act on, and that FailOver
+//	                                      switches to a second apiserver
 //
 // # Invariants
 //
@@ -21,6 +22,7 @@
 // # Reading order
 //
 //  1. cluster.go — Start, Stop, the two configs.
-//  2. faults.go — Cut, Refuse, CompactEtcd, RestartAPIServer.
+//  2. faults.go — Cut, Refuse, CompactEtcd, RestartAPIServer, and a second apiserver
+//     to fail over to (StartSecondAPIServer, FailOver, FailBack).
 //  3. testing.go — ForTest, the same cluster for an integration test.
 package cluster

@@ -1,6 +1,10 @@
 package cluster
 
-import "context"
+import (
+	"context"
+
+	"github.com/kubeinternals/informers/internal/testenv"
+)
 
 // Cut closes every connection the watched informers have open, as a network failure
 // would, and returns how many there were. New connections are accepted at once.
@@ -41,4 +45,33 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 		return ErrNeedsLocalControlPlane
 	}
 	return c.env.RestartAPIServer(ctx)
+}
+
+// StartSecondAPIServer starts another kube-apiserver on the local cluster's etcd, with
+// the same flags and then extraFlags, its etcd connection through a link that Freeze
+// stops (see testenv.SecondAPIServer). The caller stops it; Stop stops it otherwise.
+func (c *Cluster) StartSecondAPIServer(ctx context.Context, extraFlags ...string) (*testenv.SecondAPIServer, error) {
+	if !c.Local {
+		return nil, ErrNeedsLocalControlPlane
+	}
+	return c.env.StartSecondAPIServer(ctx, extraFlags...)
+}
+
+// FailOver sends the watched informers to the apiserver to, as a load balancer in
+// front of both does when it fails over: their open connections are cut, and they
+// reconnect to to. It returns how many connections it cut. Direct is not moved.
+func (c *Cluster) FailOver(to *testenv.SecondAPIServer) (int, error) {
+	if !c.Local {
+		return 0, ErrNeedsLocalControlPlane
+	}
+	return c.proxy.Switch(to.Config.Host)
+}
+
+// FailBack sends the watched informers back to the first apiserver, cutting their
+// connections to the other.
+func (c *Cluster) FailBack() (int, error) {
+	if !c.Local {
+		return 0, ErrNeedsLocalControlPlane
+	}
+	return c.proxy.Switch(c.env.Config.Host)
 }
