@@ -39,12 +39,12 @@ type logLine struct {
 	Raw   string
 }
 
-// buildFooController builds examples/foo-controller into dir with the Go toolchain
-// that runs the lab, and returns the binary's path.
+// buildFooController builds examples/foo-controller into dir with the go command on
+// $PATH (the one `make lab` runs), and returns the binary's path.
 func buildFooController(ctx context.Context, dir string) (string, error) {
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building foo-controller needs the go command on $PATH: %w", err)
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
