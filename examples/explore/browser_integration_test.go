@@ -168,6 +168,9 @@ return rows.some((li) => li.dataset.stage === "deltafifo") && !rows.some((li) =>
 const n = (box, field) => Number(document.querySelector('[data-box="' + box + '"] [data-field="' + field + '"]').textContent);
 return n("reflector:foos", "watchEvents") >= 1 && n("queue:foos", "queued") >= 2 && n("handler:enqueueFoo", "calls") >= 2 &&
   n("indexer:foos", "objects") >= 2 && n("workers", "reconciles") >= 2;`))
+	require.NoError(t, b.Await(ctx, "the workers box to show that the new controller holds the Lease and renews it", `
+const f = (field) => document.querySelector('[data-box="workers"] [data-field="' + field + '"]').textContent;
+return f("lease").includes("acquired default/foo-controller-explore") && Number(f("renewals")) >= 1;`))
 	screenshot(ctx, t, b, "explorer-classic.png")
 }
 

@@ -78,7 +78,12 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 	})
 	// Every controller the runner starts, on either pipeline, gets these: one tracer
 	// into one hub, the buttons' hooks.
-	opts := controller.Options{Workers: 2, Logger: log, Tracer: trace.New(x.hub.Record), Hooks: w.hooks()}
+	//
+	// Why leader election with one replica: the workers start only once the Lease is
+	// held, as in deployment.yaml, and the workers box shows it. ReleaseOnCancel lets
+	// the controller a pipeline switch starts take the Lease at once.
+	opts := controller.Options{Workers: 2, Logger: log, Tracer: trace.New(x.hub.Record), Hooks: w.hooks(),
+		LeaderElection: &controller.LeaderElection{Namespace: "default", Name: "foo-controller-explore", Identity: "explore", ReleaseOnCancel: true}}
 	r = newRunner(ctx, x.hub, buildController(c.Watched, opts), log)
 	x.runner = r
 	s, err := newServer(x.hub, w, x.runner, ln.Addr().String(), c.Local, x.done)

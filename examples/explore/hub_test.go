@@ -118,6 +118,19 @@ func TestPipelineFoldsEventsIntoBoxes(t *testing.T) {
 		w := snap(301).Workers
 		assert.Equal(t, workersBox{Workers: 2, Reconciles: 2, Errors: 1, LastError: "explore/a: injected"}, w)
 	})
+	t.Run("the workers box shows the lease's last event and counts its renewals", func(t *testing.T) {
+		le := func(kind trace.Kind, e trace.Event) trace.Event {
+			e.Stage, e.Kind, e.Source, e.Key = trace.LeaderElection, kind, "explore", "default/foo-controller-explore"
+			return e
+		}
+		p.apply(at(400, le(trace.NewLeaderObserved, trace.Event{Type: "O1", Detail: "explore"})))
+		p.apply(at(400, le(trace.LeaseAcquired, trace.Event{Type: "A1", Reason: "created the lease"})))
+		p.apply(at(400, le(trace.LeaseRenewed, trace.Event{Type: "R1"})))
+		p.apply(at(402, le(trace.LeaseRenewed, trace.Event{Type: "R1", Duration: 2 * time.Second})))
+		w := snap(402).Workers
+		assert.Equal(t, "explore acquired default/foo-controller-explore (A1): created the lease", w.Lease)
+		assert.Equal(t, 2, w.Renewals)
+	})
 }
 
 func TestHubRing(t *testing.T) {

@@ -110,13 +110,17 @@ type workqueueBox struct {
 	RetriesWaiting int `json:"retriesWaiting"`
 }
 
-// workersBox is the workers' reconciles.
+// workersBox is the workers' reconciles, and the Lease that lets them run.
 type workersBox struct {
 	Workers    int    `json:"workers"`
 	Busy       int    `json:"busy"`
 	Reconciles int    `json:"reconciles"`
 	Errors     int    `json:"errors"`
 	LastError  string `json:"lastError,omitempty"`
+	// Lease is the last leader-election event, as a sentence ("acquired …
+	// (A1): created the lease"); Renewals counts the renewals since.
+	Lease    string `json:"lease,omitempty"`
+	Renewals int    `json:"renewals"`
 }
 
 func newPipeline(workers int) *pipeline {
@@ -190,6 +194,14 @@ func (p *pipeline) apply(e trace.Event) {
 				p.workers.LastError = e.Key + ": " + e.Reason
 			}
 		}
+	case trace.LeaderElection:
+		// Why not every event: a renewal every RetryPeriod would hide the acquisition
+		// it renews; count renewals, keep the sentence of the rest.
+		if e.Kind == trace.LeaseRenewed {
+			p.workers.Renewals++
+			return
+		}
+		p.workers.Lease = e.Source + " " + e.String()
 	}
 }
 

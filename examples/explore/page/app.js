@@ -58,6 +58,8 @@ const fields = {
     ["reconciles", "reconciles", (w) => w.reconciles],
     ["errors", "errors", (w) => w.errors],
     ["lastError", "last error", (w) => w.lastError || "—"],
+    ["lease", "lease", (w) => w.lease || "—"],
+    ["renewals", "lease renewals", (w) => w.renewals],
   ],
 };
 
@@ -65,7 +67,7 @@ const fields = {
 const queueKinds = { realfifo: "RealFIFO", deltafifo: "DeltaFIFO" };
 
 // Fields whose values are sentences get a row of their own.
-const wide = new Set(["filledBy", "lastRelist", "lastWatchEnd", "lastBackoff", "indices", "lastCall", "lastError"]);
+const wide = new Set(["filledBy", "lastRelist", "lastWatchEnd", "lastBackoff", "indices", "lastCall", "lastError", "lease"]);
 
 const titles = { reflector: "Reflector", queue: "Queue", indexer: "Indexer", handler: "Handler", workqueue: "Workqueue", workers: "Workers" };
 
