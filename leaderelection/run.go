@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/kubeinternals/informers/internal/pause"
 )
 
 // Run takes part in the election until ctx ends or leadership is lost:
@@ -74,7 +76,7 @@ func (e *Elector) acquire(ctx context.Context, leaders *leaderNotifier) bool {
 		e.log.Debug("did not acquire the lease", "transition", a.transition, "why", a.reason)
 		e.traceTried(a)
 		wait := e.cfg.RetryPeriod + time.Duration(e.jitter()*JitterFactor*float64(e.cfg.RetryPeriod))
-		if !sleep(ctx, wait) {
+		if !pause.For(ctx, wait) {
 			break
 		}
 	}
@@ -103,7 +105,7 @@ func (e *Elector) renew(ctx context.Context, leaders *leaderNotifier) error {
 		}
 		e.traceRenewed(a, time.Since(last))
 		last = time.Now()
-		if !sleep(ctx, e.cfg.RetryPeriod) {
+		if !pause.For(ctx, e.cfg.RetryPeriod) {
 			e.log.Info("stopped leading: the context ended")
 			return nil
 		}
@@ -190,16 +192,4 @@ func (e *Elector) release() {
 	e.observe(released)
 	e.log.Info("released the lease")
 	e.traceReleased()
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return ctx.Err() == nil
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/internal/objects"
+	"github.com/kubeinternals/informers/internal/pause"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -215,7 +216,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err)})
 			r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: "before the relist"})
 		}
-		if !sleepCtx(ctx, delay) {
+		if !pause.For(ctx, delay) {
 			return
 		}
 	}
@@ -271,16 +272,4 @@ func (r *Reflector[T]) watchTimeoutSeconds() *int64 {
 	lo := r.minWatchTimeout.Seconds()
 	s := int64(lo + rand.Float64()*lo)
 	return &s
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether the full wait elapsed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

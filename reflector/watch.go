@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubeinternals/informers/internal/objects"
+	"github.com/kubeinternals/informers/internal/pause"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -95,7 +96,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 					if r.opts.Tracer != nil {
 						r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: traceWhy(err)})
 					}
-					if !sleepCtx(ctx, delay) {
+					if !pause.For(ctx, delay) {
 						return nil
 					}
 					continue
@@ -131,7 +132,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 			if r.opts.Tracer != nil {
 				r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: traceWhy(err)})
 			}
-			if !sleepCtx(ctx, delay) {
+			if !pause.For(ctx, delay) {
 				return nil
 			}
 			continue

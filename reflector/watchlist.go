@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubeinternals/informers/internal/pause"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -120,7 +121,7 @@ func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: traceWhy(err)})
 		}
-		sleepCtx(ctx, delay)
+		pause.For(ctx, delay)
 		return true
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.setResourceVersionUnavailable(true)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/internal/pause"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -135,7 +136,7 @@ func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("fail the informer over to B (%d connection cut); POST pt-4 on A; watch the informer for %s", cut, laggingQuiet)
-	if !sleepFor(ctx, laggingQuiet) {
+	if !pause.For(ctx, laggingQuiet) {
 		return nil, ctx.Err()
 	}
 	onB := inf.since(mark)
@@ -165,7 +166,7 @@ func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
 	if err := await(ctx, time.Minute, "the relist on B to ask for the most recent state", atNewest); err != nil {
 		return nil, err
 	}
-	if !sleepFor(ctx, laggingQuiet) {
+	if !pause.For(ctx, laggingQuiet) {
 		return nil, ctx.Err()
 	}
 	waited := inf.since(mark2)
@@ -289,16 +290,4 @@ func callsText(calls []handlerCall) string {
 		out = append(out, c.String())
 	}
 	return joinKeys(out)
-}
-
-// sleepFor waits d, or until ctx ends (false).
-func sleepFor(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
