@@ -17,7 +17,10 @@ import (
 )
 
 // echoServer answers each line with the same line.
-func echoServer(t *testing.T) string {
+func echoServer(t *testing.T) string { return taggedServer(t, "") }
+
+// taggedServer answers each line with tag and the line.
+func taggedServer(t *testing.T, tag string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -36,7 +39,7 @@ func echoServer(t *testing.T) string {
 					if err != nil {
 						return
 					}
-					if _, err := c.Write([]byte(line)); err != nil {
+					if _, err := c.Write([]byte(tag + line)); err != nil {
 						return
 					}
 				}
@@ -110,36 +113,6 @@ func TestProxyConfigSendsRequestsThroughTheProxy(t *testing.T) {
 	defer resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, 1, p.Accepted(), "the request went through the proxy")
-}
-
-// taggedServer answers each line with tag and the line.
-func taggedServer(t *testing.T, tag string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if _, err := c.Write([]byte(tag + line)); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return "https://" + ln.Addr().String()
 }
 
 // ask sends one line and returns the answer without its newline.
