@@ -13,11 +13,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/kubeinternals/informers/examples/internal/promtext"
 )
 
 // replica is one foo-controller process started by a scenario: the real binary, so that
@@ -204,7 +205,7 @@ func (r *replica) tail(n int) string {
 	return b.String()
 }
 
-// scrapeMetrics reads a Prometheus text exposition at addr into series → value.
+// scrapeMetrics reads p's /metrics at addr into series → value.
 func scrapeMetrics(ctx context.Context, addr string) (map[string]float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
@@ -218,22 +219,5 @@ func scrapeMetrics(ctx context.Context, addr string) (map[string]float64, error)
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s/metrics: %s", addr, resp.Status)
 	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			return nil, fmt.Errorf("metrics from %s: not a sample line: %q", addr, line)
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metrics from %s: %q: %w", addr, line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out, sc.Err()
+	return promtext.Parse(resp.Body)
 }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +25,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/incluster"
+	"github.com/kubeinternals/informers/examples/internal/promtext"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
 
@@ -291,16 +291,7 @@ func scrape(t *testing.T, ctx context.Context, addr string) map[string]float64 {
 	t.Helper()
 	r := get(t, ctx, "http://"+addr+"/metrics")
 	require.Equal(t, http.StatusOK, r.code)
-	out := map[string]float64{}
-	for line := range strings.SplitSeq(r.body, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		require.Positive(t, i, "a sample line: %q", line)
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		require.NoError(t, err, "a sample value: %q", line)
-		out[line[:i]] = v
-	}
+	out, err := promtext.Parse(strings.NewReader(r.body))
+	require.NoError(t, err)
 	return out
 }
