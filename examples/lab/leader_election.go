@@ -39,7 +39,7 @@ func leaderElection() Scenario {
 		Read: []string{
 			"docs/08-leader-election.md (the timelines, the bounds, the paused leader)",
 			"leaderelection/attempt.go: Elector.tryAcquireOrRenew (A2, A3: expiry on the candidate's own clock); leaderelection/run.go: Elector.renewRound (R4)",
-			"examples/foo-controller/controller/leader.go and controller.go: Controller.lead (workers only while leading, stopped at once on a lost lease)",
+			"examples/foo-controller/controller/controller.go: Controller.lead (workers only while leading, stopped at once on a lost lease)",
 		},
 		Run: runLeaderElection,
 	}
