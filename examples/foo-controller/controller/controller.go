@@ -317,7 +317,10 @@ func (c *Controller) runWorkers(ctx context.Context, graceful func() bool) {
 			c.log.Warn("workers did not finish in time; cancelling their requests", "timeout", c.drainTimeout, "err", err)
 		}
 	} else {
+		// Why cancel first: a request in flight must not land after another replica
+		// may have started; the keys still queued then fail at once and are dropped.
 		c.log.Warn("leadership lost: stopping workers at once")
+		cancelWork()
 		c.queue.ShutDown()
 	}
 	cancelWork()
