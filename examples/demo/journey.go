@@ -99,7 +99,8 @@ type journey struct {
 // extract returns the journey's events from events, and how many of the wanted
 // stages, in order, they passed. It begins at the last event start picks (the most recent such change),
 // keeps the events about key (or the keys it was mapped to) from the journey's
-// sources, the workqueue and the controller, and ends with the last wanted stage.
+// sources, and the workqueue's and the controller's once a handler was called, and
+// ends with the last wanted stage.
 func (j journey) extract(events []trace.Event) ([]trace.Event, int) {
 	first := -1
 	for i, e := range events {
@@ -116,8 +117,19 @@ func (j journey) extract(events []trace.Event) ([]trace.Event, int) {
 	keys := map[string]bool{j.key: true}
 	var out []trace.Event
 	next := 0
+	// handled: a handler of the journey's sources has been called. Why: a change
+	// reaches the workqueue only through a handler, so workqueue and controller
+	// events before that are an earlier change's — a Foo sync still finishing when a
+	// Deployment of the same name changes, say.
+	handled := false
 	for _, e := range events[first:] {
 		if !keys[e.Key] || !(slices.Contains(j.sources, e.Source) || e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
+			continue
+		}
+		if e.Stage == trace.Listener && e.Kind == trace.HandlerCalled {
+			handled = true
+		}
+		if !handled && (e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
 			continue
 		}
 		out = append(out, e)

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+// TestAJourneyLeavesOutAnEarlierSyncOfTheSameKey replays the interleaving one CI run
+// met: a Deployment named like its Foo changes while the Foo's previous sync is still
+// finishing. That sync's workqueue and controller events carry the same key but came
+// before any handler saw the Deployment's change, so they are not part of its journey.
+func TestAJourneyLeavesOutAnEarlierSyncOfTheSameKey(t *testing.T) {
+	const key = "demo/example-foo"
+	ev := func(stage trace.Stage, kind trace.Kind, source string) trace.Event {
+		return trace.Event{Stage: stage, Kind: kind, Source: source, Key: key, Type: "MODIFIED", Detail: key}
+	}
+	events := []trace.Event{
+		ev(trace.Reflector, trace.WatchEvent, "deployments"),
+		ev(trace.RealFIFO, trace.Queued, "deployments"),
+		ev(trace.Controller, trace.Reconciled, "foos"), // the earlier change's sync ends
+		ev(trace.Workqueue, trace.Done, "foos"),
+		ev(trace.RealFIFO, trace.Popped, "deployments"),
+		ev(trace.Informer, trace.Applied, "deployments"),
+		ev(trace.Informer, trace.FannedOut, "deployments"),
+		ev(trace.Listener, trace.Buffered, "handleDeployment"),
+		ev(trace.Listener, trace.HandlerCalled, "handleDeployment"),
+		ev(trace.Controller, trace.Mapped, "deployments"),
+		ev(trace.Workqueue, trace.Added, "foos"),
+		ev(trace.Workqueue, trace.Got, "foos"),
+		ev(trace.Controller, trace.Reconciled, "foos"),
+		ev(trace.Workqueue, trace.Done, "foos"),
+	}
+	j := journey{
+		title: "a Deployment change", key: key, sources: []string{"deployments", "handleDeployment"},
+		want:  throughAMapping(trace.RealFIFO),
+		start: func(e trace.Event) bool { return e.Kind == trace.WatchEvent },
+	}
+	got, passed := j.extract(events)
+	assert.Equal(t, len(j.want), passed, "every stage, in order")
+	assert.Len(t, got, len(events)-2, "all but the earlier sync's reconcile and done")
+
+	var out strings.Builder
+	assert.NoError(t, printJourney(&out, j.title, got))
+	assert.Contains(t, out.String(), "stages passed: reflector → realfifo → informer → listener → controller → workqueue\n")
+}
