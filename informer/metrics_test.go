@@ -1,11 +1,8 @@
 package informer_test
 
 import (
-	"fmt"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -16,42 +13,19 @@ import (
 
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/internal/testmetrics"
 	"github.com/kubeinternals/informers/reflector"
 )
 
 // metricsRecorder is an informer.MetricsProvider that records every value of every
 // metric under "metric{labels}".
-type metricsRecorder struct {
-	mu     sync.Mutex
-	values map[string][]float64 // guarded by mu
+type metricsRecorder struct{ testmetrics.Recorder }
+
+func (r *metricsRecorder) m(metric string, labels ...string) testmetrics.Metric {
+	return r.Metric(metric + "{" + strings.Join(labels, ",") + "}")
 }
-
-type recorded struct {
-	r   *metricsRecorder
-	key string
-}
-
-func (m recorded) put(key string, v float64) {
-	m.r.mu.Lock()
-	defer m.r.mu.Unlock()
-	if m.r.values == nil {
-		m.r.values = map[string][]float64{}
-	}
-	m.r.values[key] = append(m.r.values[key], v)
-}
-func (m recorded) Inc()              { m.put(m.key, 1) }
-func (m recorded) Set(v float64)     { m.put(m.key, v) }
-func (m recorded) Observe(v float64) { m.put(m.key, v) }
-
-type recordedLabeled struct{ recorded }
-
-func (m recordedLabeled) Inc(label string) { m.put(m.key+"{"+label+"}", 1) }
-
-func (r *metricsRecorder) m(metric string, labels ...string) recorded {
-	return recorded{r, metric + "{" + strings.Join(labels, ",") + "}"}
-}
-func (r *metricsRecorder) l(metric, name string) recordedLabeled {
-	return recordedLabeled{recorded{r, metric + "{" + name + "}"}}
+func (r *metricsRecorder) l(metric, name string) testmetrics.Labeled {
+	return r.Labeled(metric + "{" + name + "}")
 }
 
 func (r *metricsRecorder) NewListsMetric(n string) reflector.CounterMetric { return r.m("lists", n) }
@@ -107,31 +81,6 @@ func (r *metricsRecorder) NewHandlerPanicsMetric(n, h string) informer.CounterMe
 	return r.m("panics", n, h)
 }
 
-func (r *metricsRecorder) get(key string) []float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]float64(nil), r.values[key]...)
-}
-
-func (r *metricsRecorder) last(key string) float64 {
-	v := r.get(key)
-	if len(v) == 0 {
-		return -1
-	}
-	return v[len(v)-1]
-}
-
-func (r *metricsRecorder) String() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for k, v := range r.values {
-		out = append(out, fmt.Sprintf("%s×%d=%v", k, len(v), v[len(v)-1]))
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
-
 // One provider in Options gives the informer's, its reflector's and its handlers'
 // metrics, on both pipelines: the queue fills and drains, the cache's resource
 // version follows the server, a slow handler's backlog and high-water mark grow, and
@@ -166,23 +115,23 @@ func TestInformerMetrics(t *testing.T) {
 				}
 				src.Create(cm("boom"))
 				synctest.Wait()
-				assert.GreaterOrEqual(t, rec.last("high_water{cms,slow}"), 5.0,
+				assert.GreaterOrEqual(t, rec.Last("high_water{cms,slow}"), 5.0,
 					"the slow handler holds the first update; the other four and boom's add wait (the first too, if it was not popped yet): %s", rec)
-				assert.Equal(t, rec.last("high_water{cms,slow}"), slicesMax(rec.get("backlog{cms,slow}")), "the high-water mark is the largest backlog")
+				assert.Equal(t, rec.Last("high_water{cms,slow}"), slicesMax(rec.Values("backlog{cms,slow}")), "the high-water mark is the largest backlog")
 				close(release)
 				synctest.Wait()
 
-				assert.Equal(t, 0.0, rec.last("backlog{cms,slow}"), "drained")
-				assert.Equal(t, 0.0, rec.last("queued{cms}"), "the queue drained")
-				assert.Greater(t, slicesMax(rec.get("queued{cms}")), 0.0, "and had items")
-				assert.NotEmpty(t, rec.get("processing{cms}"))
+				assert.Equal(t, 0.0, rec.Last("backlog{cms,slow}"), "drained")
+				assert.Equal(t, 0.0, rec.Last("queued{cms}"), "the queue drained")
+				assert.Greater(t, slicesMax(rec.Values("queued{cms}")), 0.0, "and had items")
+				assert.NotEmpty(t, rec.Values("processing{cms}"))
 				rv, _ := strconv.ParseFloat(src.ResourceVersion(), 64)
-				assert.Equal(t, rv, rec.last("store_rv{cms}"), "the cache is at the server's resource version")
-				assert.Equal(t, []float64{1}, rec.get("panics{cms,fragile}"))
-				assert.Empty(t, rec.get("panics{cms,slow}"))
-				assert.Len(t, rec.get("handler_duration{cms,fragile}"), 8, "a and b's adds, five updates, boom's add (the call that panicked too)")
-				assert.Equal(t, []float64{1}, rec.get("lists{cms}"), "the reflector's metrics come from the same provider")
-				assert.Len(t, rec.get("watch_events{cms}{MODIFIED}"), 5)
+				assert.Equal(t, rv, rec.Last("store_rv{cms}"), "the cache is at the server's resource version")
+				assert.Equal(t, []float64{1}, rec.Values("panics{cms,fragile}"))
+				assert.Empty(t, rec.Values("panics{cms,slow}"))
+				assert.Len(t, rec.Values("handler_duration{cms,fragile}"), 8, "a and b's adds, five updates, boom's add (the call that panicked too)")
+				assert.Equal(t, []float64{1}, rec.Values("lists{cms}"), "the reflector's metrics come from the same provider")
+				assert.Len(t, rec.Values("watch_events{cms}{MODIFIED}"), 5)
 			})
 		})
 	}

@@ -3,9 +3,6 @@ package reflector
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,36 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubeinternals/informers/internal/testmetrics"
 )
 
 // fakeMetrics records every metric of every reflector as "name metric" → values.
-type fakeMetrics struct {
-	mu     sync.Mutex
-	values map[string][]float64 // guarded by mu
-}
+type fakeMetrics struct{ testmetrics.Recorder }
 
-type fakeMetric struct {
-	p   *fakeMetrics
-	key string
-}
-
-func (m fakeMetric) record(key string, v float64) {
-	m.p.mu.Lock()
-	defer m.p.mu.Unlock()
-	if m.p.values == nil {
-		m.p.values = map[string][]float64{}
-	}
-	m.p.values[key] = append(m.p.values[key], v)
-}
-func (m fakeMetric) Inc()              { m.record(m.key, 1) }
-func (m fakeMetric) Set(v float64)     { m.record(m.key, v) }
-func (m fakeMetric) Observe(v float64) { m.record(m.key, v) }
-
-type fakeLabeled struct{ fakeMetric }
-
-func (m fakeLabeled) Inc(label string) { m.record(m.key+"{"+label+"}", 1) }
-
-func (p *fakeMetrics) m(name, metric string) fakeMetric              { return fakeMetric{p, name + " " + metric} }
+func (p *fakeMetrics) m(name, metric string) testmetrics.Metric      { return p.Metric(name + " " + metric) }
 func (p *fakeMetrics) NewListsMetric(n string) CounterMetric         { return p.m(n, "lists") }
 func (p *fakeMetrics) NewListDurationMetric(n string) SummaryMetric  { return p.m(n, "list_duration") }
 func (p *fakeMetrics) NewItemsInListMetric(n string) SummaryMetric   { return p.m(n, "items_in_list") }
@@ -54,36 +29,15 @@ func (p *fakeMetrics) NewLastResourceVersionMetric(n string) GaugeMetric {
 	return p.m(n, "last_rv")
 }
 func (p *fakeMetrics) NewRelistsMetric(n string) LabeledCounterMetric {
-	return fakeLabeled{p.m(n, "relists")}
+	return p.Labeled(n + " relists")
 }
 func (p *fakeMetrics) NewWatchEventsMetric(n string) LabeledCounterMetric {
-	return fakeLabeled{p.m(n, "watch_events")}
+	return p.Labeled(n + " watch_events")
 }
 func (p *fakeMetrics) NewLastEventTimeMetric(n string) GaugeMetric { return p.m(n, "last_event_time") }
 
-// count is how many values key received; last is the last one.
-func (p *fakeMetrics) count(key string) int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.values[key])
-}
-
-func (p *fakeMetrics) all(key string) []float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]float64(nil), p.values[key]...)
-}
-
-func (p *fakeMetrics) keys() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var k []string
-	for key, v := range p.values {
-		k = append(k, fmt.Sprintf("%s=%d", key, len(v)))
-	}
-	sort.Strings(k)
-	return strings.Join(k, " ")
-}
+// count is how many values key received.
+func (p *fakeMetrics) count(key string) int { return len(p.Values(key)) }
 
 // A watch-list, a watch that ends with 410, a relist as a watch-list again: every
 // metric moves as the state machine does.
@@ -110,22 +64,22 @@ func TestReflectorMetricsFollowTheStateMachine(t *testing.T) {
 		cancel()
 		<-done
 
-		assert.Equal(t, 2, p.count("cms lists"), p.keys())
-		assert.Equal(t, []float64{2, 1}, p.all("cms items_in_list"))
+		assert.Equal(t, 2, p.count("cms lists"), p.String())
+		assert.Equal(t, []float64{2, 1}, p.Values("cms items_in_list"))
 		assert.Equal(t, 2, p.count("cms list_duration"))
 		assert.Equal(t, 2, p.count("cms watches"), "each watch-list's stream is a watch")
 		assert.Equal(t, 1, p.count("cms relists{expired}"), "the 410 relisted")
 		assert.Equal(t, 3, p.count("cms watch_events{ADDED}"))
 		assert.Equal(t, 1, p.count("cms watch_events{MODIFIED}"))
 		assert.Equal(t, 2, p.count("cms watch_events{BOOKMARK}"))
-		assert.Equal(t, []float64{3, 1}, p.all("cms items_in_watch"),
+		assert.Equal(t, []float64{3, 1}, p.Values("cms items_in_watch"),
 			"the first watch ended after 3 events (bookmarks excluded), the second when the test stopped it")
 		assert.Equal(t, 2, p.count("cms watch_duration"))
 		assert.Zero(t, p.count("cms short_watches"))
-		rvs := p.all("cms last_rv")
+		rvs := p.Values("cms last_rv")
 		require.NotEmpty(t, rvs)
 		assert.Equal(t, 11.0, rvs[len(rvs)-1])
-		times := p.all("cms last_event_time")
+		times := p.Values("cms last_event_time")
 		require.NotEmpty(t, times)
 		last := times[len(times)-1]
 		assert.GreaterOrEqual(t, last, float64(began.Add(3*time.Second).UnixNano())/1e9, "the Unix time of the last event: after the sleep")
@@ -143,10 +97,10 @@ func TestReflectorMetricsCountAVeryShortWatch(t *testing.T) {
 		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", InitialList: PagedList, MetricsProvider: p})
 		require.NoError(t, err)
 		runUntilExhausted(t, r, lw)
-		assert.Equal(t, 1, p.count("cms short_watches"), p.keys())
+		assert.Equal(t, 1, p.count("cms short_watches"), p.String())
 		assert.Equal(t, 1, p.count("cms relists{very_short_watch}"))
 		assert.Equal(t, 2, p.count("cms lists"))
-		assert.Equal(t, []float64{1, 0}, p.all("cms items_in_list"))
+		assert.Equal(t, []float64{1, 0}, p.Values("cms items_in_list"))
 	})
 }
 
