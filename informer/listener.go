@@ -42,11 +42,13 @@ type notification[T indexer.Object] struct {
 type listener[T indexer.Object] struct {
 	handler ResourceEventHandler[T]
 	logger  *slog.Logger
-	// tracer (nil: off), name (the handler's, in its trace events) and metrics (nil:
-	// off) are immutable once the listener is registered.
-	tracer  *trace.Tracer
-	name    string
-	metrics *handlerMetrics
+	// tracer (nil: off), name (the handler's, in its trace events), informer (the
+	// informer's trace Source, in the same events) and metrics (nil: off) are
+	// immutable once the listener is registered.
+	tracer   *trace.Tracer
+	name     string
+	informer string
+	metrics  *handlerMetrics
 	// wake has capacity 1: add leaves a token so a sleeping run wakes up.
 	wake chan struct{}
 	// firstWarning is the backlog of the first falling-behind warning (0 or
@@ -230,7 +232,7 @@ func (l *listener[T]) call(n notification[T]) {
 // event is the trace event of kind for notification n, for the caller to complete
 // and emit. Called only when l.tracer is set.
 func (l *listener[T]) event(kind trace.Kind, n *notification[T]) trace.Event {
-	return trace.Event{Stage: trace.Listener, Kind: kind, Source: l.name, Key: n.key(),
+	return trace.Event{Stage: trace.Listener, Kind: kind, Source: l.name, Informer: l.informer, Key: n.key(),
 		ResourceVersion: n.object().GetResourceVersion(), Type: n.kind.String()}
 }
 

@@ -112,7 +112,7 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 		name = fmt.Sprintf("%s handler %d", traceSource(s.opts.Name), s.handlers)
 	}
 	l := newListener(h, s.logger.With("handler", name), requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning, &s.processor.blocks)
-	l.name, l.tracer = name, s.opts.Tracer
+	l.name, l.informer, l.tracer = name, traceSource(s.opts.Name), s.opts.Tracer
 	l.metrics = newHandlerMetrics(s.opts.MetricsProvider, s.metrics.name(), name)
 	reg := &Registration[T]{informer: s, l: l}
 

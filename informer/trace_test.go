@@ -107,6 +107,13 @@ func TestTheInformerTracesEachIndexerWriteFanOutAndHandlerCall(t *testing.T) {
 					`buffered delete ns/a (backlog 1)`, `handler called delete ns/a`, `panic recovered in delete ns/a: delete went wrong`,
 					`buffered add ns/b (backlog 1)`, `handler called add ns/b`, `panic recovered in add ns/b: add went wrong`,
 				}, sentencesOf(events, trace.Listener, "configmaps handler 2"), "an unnamed handler is named for its informer and its rank")
+				for _, e := range events {
+					if e.Stage == trace.Listener {
+						assert.Equal(t, "configmaps", e.Informer, "a handler's event names the informer it is registered on: %s", e)
+					} else {
+						assert.Empty(t, e.Informer, "only a Listener event names an informer: %s", e)
+					}
+				}
 			})
 		})
 	}

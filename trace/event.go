@@ -171,6 +171,10 @@ type Event struct {
 	// Source is the reporting component's name: the informer's or reflector's (the
 	// resource), the handler's, the workqueue's.
 	Source string
+	// Informer is, on a Listener event, the informer (its Source, the resource) whose
+	// handler Source is: a journey follows an object through the handlers of its
+	// own informer only. Empty on every other stage's events.
+	Informer string
 	// Key is the object's namespace/name, or the workqueue item.
 	Key string
 	// ResourceVersion is the object's, or the one a LIST or WATCH asked for or reached.
