@@ -25,6 +25,10 @@ const (
 	// LeaderElection: a candidate competing for a Lease (package leaderelection); it
 	// decides whether the controller's workers run at all.
 	LeaderElection Stage = "leaderelection"
+	// Experiment: whoever runs the pipeline — a lab scenario, the explorer's buttons,
+	// a test — saying what it did to it (Tracer.Action). No stage of the library
+	// reports it; it marks the moments a recording's plots and timelines explain.
+	Experiment Stage = "experiment"
 )
 
 // Kind says what happened. Each kind is reported by one stage; its comment lists the
@@ -158,6 +162,13 @@ const (
 	// NewLeaderObserved: the candidate saw the holder change to Detail ("" when the
 	// lease was released and nobody holds it).
 	NewLeaderObserved Kind = "new leader"
+)
+
+// Experiment kinds, reported through Tracer.Action.
+const (
+	// Action: Detail says what was done ("cut every watch connection", "POST foos
+	// default/a"); Type is "fault" for an injected fault, "change" for anything else.
+	Action Kind = "action"
 )
 
 // Event is one thing one stage did. Which fields are set depends on Kind (see each

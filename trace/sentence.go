@@ -148,6 +148,8 @@ func (e Event) String() string {
 			holder = "(none: released)"
 		}
 		add(" %s of %s", holder, e.Key)
+	case Action:
+		add(" (%s): %s", e.Type, e.Detail)
 	default:
 		if e.Key != "" {
 			add(" %s", e.Key)

@@ -116,11 +116,26 @@ func TestTheTimelinePrintsOffsetsStagesSourcesAndSentences(t *testing.T) {
 func TestEveryKindHasASentenceThatStartsWithItsName(t *testing.T) {
 	for _, k := range []Kind{ListStarted, Listed, WatchStarted, WatchEvent, Bookmark, WatchEnded, Relist, Backoff,
 		ResyncTick, Queued, Replaced, DeleteDropped, Popped, Applied, FannedOut, Buffered, HandlerCalled,
-		HandlerReturned, PanicRecovered, Added, AddedAfter, RateLimited, Got, Done, Forgot, ShutDown, Mapped, Reconciled} {
+		HandlerReturned, PanicRecovered, Added, AddedAfter, RateLimited, Got, Done, Forgot, ShutDown, Mapped, Reconciled,
+		LeaseTried, LeaseAcquired, LeaseRenewed, LeaseLost, LeaseReleased, NewLeaderObserved, Action} {
 		s := Event{Kind: k, Key: "ns/x"}.String()
 		assert.True(t, strings.HasPrefix(s, string(k)), "%q starts with its kind", s)
 		assert.NotContains(t, s, "%!", "%q formats cleanly", s)
 	}
+}
+
+func TestAnActionSaysWhatWasDoneAndWhetherItWasAFault(t *testing.T) {
+	var rec Recorder
+	tr := New(rec.Record)
+	tr.Action("cut every watch connection", true)
+	tr.Action("POST foos default/a", false)
+	var got []string
+	for _, e := range rec.Events() {
+		assert.Equal(t, Experiment, e.Stage)
+		got = append(got, e.String())
+	}
+	assert.Equal(t, []string{"action (fault): cut every watch connection", "action (change): POST foos default/a"}, got)
+	assert.NotPanics(t, func() { (*Tracer)(nil).Action("x", true) })
 }
 
 func TestTheSlogSinkLogsEveryEventAtDebugWithItsFacts(t *testing.T) {

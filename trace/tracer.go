@@ -113,6 +113,21 @@ func (t *Tracer) Reconciled(source, key string, d time.Duration, err error) {
 	t.Emit(e)
 }
 
+// Action reports what the program running the pipeline did to it: a fault it
+// injected (fault true: a cut connection, a compaction, a restart) or a change it
+// made (an object created, scaled, deleted). A recording keeps it, so a replay or a
+// plot can mark the moment. A nil Tracer ignores it.
+func (t *Tracer) Action(what string, fault bool) {
+	if t == nil {
+		return
+	}
+	e := Event{Stage: Experiment, Kind: Action, Source: "experiment", Type: "change", Detail: what}
+	if fault {
+		e.Type = "fault"
+	}
+	t.Emit(e)
+}
+
 // KeyOf renders a workqueue item as a trace key: a string as itself, a fmt.Stringer
 // by its String method, anything else with fmt's %v. Stages call it only when tracing
 // is on, because it may allocate.
