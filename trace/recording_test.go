@@ -93,8 +93,7 @@ func TestAGzippedRecordingReadsBackFromItsFile(t *testing.T) {
 	rw, err := CreateRecording(path, RecordingHeader{Start: t0, Run: "gz"})
 	require.NoError(t, err)
 	rw.Record(at(1, Event{Stage: Reflector, Kind: Listed, Source: "foos", Items: 3}))
-	require.NoError(t, rw.Close())
-
+	require.NoError(t, rw.Flush())
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
@@ -102,6 +101,14 @@ func TestAGzippedRecordingReadsBackFromItsFile(t *testing.T) {
 	require.NoError(t, err, "a .gz path is gzipped")
 
 	h, events, err := OpenRecording(path)
+	var re *RecordingError
+	require.ErrorAs(t, err, &re, "flushed but not closed: the gzip stream has no end yet")
+	assert.Equal(t, 3, re.Line, "the header and the event (lines 1 and 2) were flushed; the stream ends unfinished after them: %v", err)
+	assert.Equal(t, "gz", h.Run)
+	assert.Len(t, events, 1, "the flushed event reads back")
+	require.NoError(t, rw.Close())
+
+	h, events, err = OpenRecording(path)
 	require.NoError(t, err)
 	assert.Equal(t, "gz", h.Run)
 	assert.Equal(t, []Event{at(1, Event{Stage: Reflector, Kind: Listed, Source: "foos", Items: 3})}, events)

@@ -25,6 +25,8 @@ type RecordingWriter struct {
 	start time.Time
 	// closers run in order on Close: the gzip stream, then the file.
 	closers []io.Closer
+	// flusher is the gzip stream, which Flush flushes too; nil otherwise.
+	flusher any
 
 	mu  sync.Mutex
 	buf *bufio.Writer // guarded by mu, like the fields below
@@ -71,6 +73,9 @@ func CreateRecording(path string, h RecordingHeader) (*RecordingWriter, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	rw.closers = append(closers, f)
+	if len(closers) > 0 {
+		rw.flusher = closers[0]
+	}
 	return rw, nil
 }
 
@@ -90,6 +95,27 @@ func (rw *RecordingWriter) Record(e Event) {
 		rw.err = err
 		rw.lost++
 	}
+}
+
+// Flush writes out the events buffered so far. A long-running program flushes now
+// and then, so that a crash loses only the events since.
+func (rw *RecordingWriter) Flush() error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.err != nil || rw.closed {
+		return rw.err
+	}
+	if err := rw.buf.Flush(); err != nil {
+		rw.err = err
+		return err
+	}
+	if f, ok := rw.flusher.(interface{ Flush() error }); ok {
+		if err := f.Flush(); err != nil {
+			rw.err = err
+			return err
+		}
+	}
+	return nil
 }
 
 // Close flushes the recording and closes what CreateRecording opened. Its error says
