@@ -17,6 +17,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/examples/internal/promtext"
 	"github.com/kubeinternals/informers/kubeconfig"
+	"github.com/kubeinternals/informers/trace"
 )
 
 func main() {
@@ -35,6 +36,7 @@ func main() {
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops working")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "the pause between two attempts to acquire or renew")
 	release := flag.Bool("leader-elect-release-on-cancel", true, "on SIGTERM, release the Lease once the workers finished, so another replica takes over at once")
+	record := flag.String("record", "", `write this process's trace to FILE (gzipped if it ends in ".gz"), a recording the explorer replays; "" disables`)
 	flag.Parse()
 
 	log := flags.MustLogger()
@@ -51,15 +53,29 @@ func main() {
 			ReleaseOnCancel: *release,
 		}
 	}
+	finish := func() {}
+	var tracer *trace.Tracer
+	if *record != "" {
+		run := ""
+		if election != nil {
+			run = election.Identity
+		}
+		var err error
+		if tracer, finish, err = startRecording(log, *record, run, controller.Pipeline(*pipeline), *workers); err != nil {
+			log.Error("starting the recording", "err", err)
+			os.Exit(1)
+		}
+	}
 	reg := promtext.NewRegistry()
 	metrics := promtext.NewProvider(reg)
 	c, err := controller.New(cfg, controller.Options{
 		Workers: *workers, ResyncPeriod: *resync, DrainTimeout: *drain, Logger: log,
 		Pipeline: controller.Pipeline(*pipeline), InformerMetrics: metrics, QueueMetrics: metrics,
-		LeaderElection: election,
+		LeaderElection: election, Tracer: tracer,
 	})
 	if err != nil {
 		log.Error("building the controller", "err", err)
+		finish()
 		os.Exit(1)
 	}
 	ctx, stop := kube.SignalContext(context.Background())
@@ -67,16 +83,20 @@ func main() {
 	if *metricsAddr != "" {
 		if err := serve(ctx, log, "metrics", *metricsAddr, metricsMux(reg)); err != nil {
 			log.Error("serving metrics", "err", err)
+			finish()
 			os.Exit(1)
 		}
 	}
 	if *probeAddr != "" {
 		if err := serve(ctx, log, "health probes", *probeAddr, probesMux(c.Ready, c.Healthy)); err != nil {
 			log.Error("serving health probes", "err", err)
+			finish()
 			os.Exit(1)
 		}
 	}
-	if err := c.Run(ctx); err != nil {
+	err = c.Run(ctx)
+	finish()
+	if err != nil {
 		log.Error("controller failed", "err", err)
 		stop()
 		os.Exit(1)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // Pipeline names the informer pipeline the controller's two informers run on.
@@ -41,4 +42,20 @@ func (p Pipeline) Describe() string {
 		return err.Error()
 	}
 	return fmt.Sprintf("%v fed by a %v", queue, list)
+}
+
+// Layout is the controller's pipeline on p as a trace recording's header describes it
+// (trace.Pipeline): its two informers with their queue and initial list, its two
+// handlers, its workqueue and its workers.
+func (p Pipeline) Layout(workers int) trace.Pipeline {
+	queue, list := trace.RealFIFO, "watch-list"
+	if p == ClassicPipeline {
+		queue, list = trace.DeltaFIFO, "list"
+	}
+	return trace.Pipeline{
+		Informers:  []trace.InformerInfo{{Source: "foos", Queue: queue, List: list}, {Source: "deployments", Queue: queue, List: list}},
+		Handlers:   []trace.HandlerInfo{{Name: FooHandler, Informer: "foos"}, {Name: DeploymentHandler, Informer: "deployments"}},
+		Workqueues: []string{"foos"},
+		Workers:    workers,
+	}
 }
