@@ -26,8 +26,10 @@ const (
 	// decides whether the controller's workers run at all.
 	LeaderElection Stage = "leaderelection"
 	// Experiment: whoever runs the pipeline — a lab scenario, the explorer's buttons,
-	// a test — saying what it did to it (Tracer.Action). No stage of the library
-	// reports it; it marks the moments a recording's plots and timelines explain.
+	// a test — saying what it did to it (Tracer.Action), or what it saw outside the
+	// library (a watch event read off the wire by hand has Kind WatchEvent). No stage
+	// of the library reports it; it marks the moments a recording's plots and
+	// timelines explain.
 	Experiment Stage = "experiment"
 )
 

@@ -7,7 +7,7 @@ import (
 
 // A recording is a run's trace in a file, to read back later: to replay it in the
 // explorer without a cluster, to plot it, to compare two runs. The format is JSON
-// Lines (docs/recordings.md has the whole specification):
+// Lines (docs/recordings/README.md has the whole specification):
 //
 //	{"format":"kubeinternals-trace","version":1,"start":"2026-11-26T11:40:00.123456789Z","program":"lab",…}
 //	{"t":1250000,"stage":"reflector","kind":"listed","source":"foos","type":"watch-list","items":3,"rv":"812"}

@@ -6,7 +6,7 @@ import (
 )
 
 // eventLine is one Event as a recording line stores it. Its field names are the
-// format's (docs/recordings.md); every field but t, stage and kind is left out at its
+// format's (docs/recordings/README.md); every field but t, stage and kind is left out at its
 // zero value.
 //
 // Invariant: it has one field per Event field. TestARecordingKeepsEveryEventField
