@@ -327,13 +327,19 @@ func (p *pipeline) snapshot(now time.Time, informers, handlers []string) snapsho
 	for _, name := range ordered(p.handlers, handlers) {
 		s.Handlers = append(s.Handlers, *p.handlers[name])
 	}
+	s.Workqueue = p.queue
+	s.Workqueue.RetriesWaiting = p.retriesWaiting(now)
+	s.Workers = p.workers
+	return s
+}
+
+// retriesWaiting counts the keys whose backoff has not elapsed at now, forgetting
+// those whose time has come.
+func (p *pipeline) retriesWaiting(now time.Time) int {
 	for k, at := range p.retryAt {
 		if !at.After(now) {
 			delete(p.retryAt, k)
 		}
 	}
-	s.Workqueue = p.queue
-	s.Workqueue.RetriesWaiting = len(p.retryAt)
-	s.Workers = p.workers
-	return s
+	return len(p.retryAt)
 }
