@@ -26,13 +26,14 @@ func addsBeforeSync() Scenario {
 			"informer/wait.go: WaitForCacheSync; informer/registration.go: Registration.HasSynced",
 			"informer/processor.go: sharedProcessor.distribute (never waits for a handler)",
 		},
-		Run: runAddsBeforeSync,
+		Run:      runAddsBeforeSync,
+		Recorded: addsBeforeSyncRecorded,
 	}
 }
 
 func runAddsBeforeSync(ctx context.Context, lab *Lab) (*Report, error) {
 	const n, handlerTakes = 300, time.Millisecond
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "adds-before-sync")
 	if err != nil {
 		return nil, err
@@ -105,4 +106,16 @@ func firstAndLast(events []trace.Event) []trace.Event {
 		return events
 	}
 	return []trace.Event{events[0], events[len(events)-1]}
+}
+
+// addsBeforeSyncRecorded: the cache was full before the handler had seen every
+// initial add.
+func addsBeforeSyncRecorded(r recorded) Check {
+	listed, adds := r.of(trace.Listed), r.of(trace.HandlerCalled).where(func(e trace.Event) bool { return e.Type == "add" })
+	applied := r.of(trace.Applied)
+	lastApplied := r.index(func(e trace.Event) bool { return len(applied) > 0 && e == applied[len(applied)-1] })
+	addsAfter := len(recorded(r[lastApplied+1:]).of(trace.HandlerCalled))
+	return check("the initial list's objects all reached the indexer before the handler had been called for them all",
+		len(listed) == 1 && len(adds) == listed[0].Items && lastApplied >= 0 && addsAfter > 0,
+		"listed %d, handler adds %d, of them after the indexer's last write %d", itemsOf(listed), len(adds), addsAfter)
 }

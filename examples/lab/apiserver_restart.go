@@ -31,13 +31,14 @@ func apiserverRestart() Scenario {
 			"reflector/watch.go: Reflector.watch (Transitions W2, W8); reflector/watchlist.go: Reflector.rewatchResourceVersion (Transition S1); reflector/list.go: Reflector.relistResourceVersion (Transition L1)",
 			"reflector/backoff.go: backoff.Next (800ms doubling to 30s, jitter)",
 		},
-		Fault: "restarts kube-apiserver",
-		Run:   runAPIServerRestart,
+		Fault:    "restarts kube-apiserver",
+		Run:      runAPIServerRestart,
+		Recorded: apiserverRestartRecorded,
 	}
 }
 
 func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "restart")
 	if err != nil {
 		return nil, err
@@ -61,11 +62,14 @@ func runAPIServerRestart(ctx context.Context, lab *Lab) (*Report, error) {
 	mark := inf.mark()
 
 	start := time.Now()
+	// Why the fault is reported before it is done: its mark in the recording is where
+	// the apiserver went away, not where it came back.
+	r.Fault("stop kube-apiserver (SIGTERM, then kill after 3s) and start it again on the same etcd")
 	if err := lab.RestartAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	down := time.Since(start)
-	r.Do("stop kube-apiserver (SIGTERM, then kill after 3s), start it again on the same etcd, wait for /readyz (%s in all)", down.Round(time.Millisecond))
+	r.Do("wait for the new kube-apiserver's /readyz (%s after the stop began)", down.Round(time.Millisecond))
 	late := configMap(ns, "after-restart")
 	if err := create(ctx, core, ns, "configmaps", late); err != nil {
 		return nil, err
@@ -150,4 +154,18 @@ func retriedAfterRefusal(events []trace.Event, rv string) bool {
 		}
 	}
 	return false
+}
+
+// apiserverRestartRecorded: the reflector backed off while the apiserver was away
+// and relisted from its last resourceVersion, never "0".
+func apiserverRestartRecorded(r recorded) Check {
+	away := r.after("stop kube-apiserver")
+	relists := away.of(trace.ListStarted)
+	fromLast := len(relists) > 0
+	for _, l := range relists {
+		fromLast = fromLast && l.ResourceVersion != "0" && l.ResourceVersion != ""
+	}
+	return check("after the restart began, the watch ended, and every relist asked for a resourceVersion it had seen, never \"0\"",
+		len(r.of(trace.WatchEnded)) > 1 && len(r.of(trace.Backoff)) > 0 && fromLast,
+		"relists at %s; backoffs %d", rvsOf(relists), len(r.of(trace.Backoff)))
 }

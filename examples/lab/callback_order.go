@@ -32,7 +32,8 @@ func callbackOrder() Scenario {
 			"examples/foo-controller/controller/handlers.go: Controller.enqueueFoo, Controller.handleDeployment",
 			"informer/listener.go: listener.call (one goroutine per handler, in order)",
 		},
-		Run: runCallbackOrder,
+		Run:      runCallbackOrder,
+		Recorded: callbackOrderRecorded,
 	}
 }
 
@@ -51,7 +52,7 @@ type phasedCall struct {
 // runCallbackOrder creates, scales and deletes a Foo under a traced foo-controller and
 // lists every handler call for its namespace, phase by phase.
 func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	apps, foos, ns, err := beginFoos(ctx, lab, "callback-order")
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 	crdAt := lab.fooCRDAt
 	r.Do("(the lab installed the Foo CRD when it started, %s ago)", time.Since(crdAt).Round(time.Second))
 
-	tracer, rec := newRecorder()
+	tracer, rec := lab.newRecorder()
 	stop, err := runFooController(ctx, lab.Watched, tracer)
 	if err != nil {
 		return nil, err
@@ -274,4 +275,17 @@ func scaleFoo(ctx context.Context, foos *fooclient.Client, ns, name string, repl
 		}
 	}
 	return "", errors.New("scaling the Foo: 10 conflicts in a row")
+}
+
+// callbackOrderRecorded: on create, enqueueFoo's add came first, then
+// handleDeployment's add of the Deployment.
+func callbackOrderRecorded(r recorded) Check {
+	calls := r.of(trace.HandlerCalled).about("/example")
+	ok := len(calls) >= 2 && calls[0].Source == "enqueueFoo" && calls[0].Type == "add" &&
+		calls[1].Source == "handleDeployment" && calls[1].Type == "add"
+	var got []string
+	for _, e := range calls[:min(len(calls), 3)] {
+		got = append(got, e.Source+" "+e.Type)
+	}
+	return check("create: the first handler call is enqueueFoo's add, then handleDeployment's add", ok, "%s", strings.Join(got, ", "))
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,13 +30,14 @@ func compaction410() Scenario {
 			"reflector/watch.go: Reflector.watch (Transition W8); reflector/watchlist.go: Reflector.watchList (Transitions S1, S2)",
 			"deltafifo/real_fifo.go: RealFIFO.Replace; informer/deltas.go: SharedIndexInformer.replaceAll; indexer/tombstone.go: DeletedFinalStateUnknown",
 		},
-		Fault: "refuses the informer's connections and compacts etcd",
-		Run:   runCompaction410,
+		Fault:    "refuses the informer's connections and compacts etcd",
+		Run:      runCompaction410,
+		Recorded: compaction410Recorded,
 	}
 }
 
 func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "compaction")
 	if err != nil {
 		return nil, err
@@ -79,7 +81,7 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Do("cut the informer's connections and refuse new ones (the apiserver is unreachable for it)")
+	r.Fault("cut the informer's connections and refuse new ones (the apiserver is unreachable for it)")
 	if err := deleteObject(ctx, core, "podtemplates", ns, "pt-1"); err != nil {
 		return nil, err
 	}
@@ -96,7 +98,7 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Do("compact etcd up to revision %d (past the informer's resourceVersion %s)", rev, lastRV)
+	r.Fault("compact etcd up to revision %d (past the informer's resourceVersion %s)", rev, lastRV)
 	if err := accept(); err != nil {
 		return nil, err
 	}
@@ -146,4 +148,18 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Answer = fmt.Sprintf("the re-watch from rv=%s got 410 Gone, the reflector relisted, and the handler got pt-1's delete as a DeletedFinalStateUnknown tombstone (%d relist reason(s): %s)",
 		lastRV, len(relists), reasonsOf(relists))
 	return r, nil
+}
+
+// compaction410Recorded: the re-watch got 410 Gone, the reflector relisted, and the
+// handler heard pt-1's deletion from the relist.
+func compaction410Recorded(r recorded) Check {
+	relists := r.of(trace.Relist)
+	gone := len(relists) > 0 && strings.Contains(relists[0].Reason, "410")
+	deletes := r.of(trace.HandlerCalled).about("/pt-1").where(func(e trace.Event) bool { return e.Type == "delete" })
+	inferred := r.of(trace.Applied).about("/pt-1").where(func(e trace.Event) bool {
+		return e.Type == "delete" && strings.Contains(e.Detail, "tombstone")
+	})
+	return check("the re-watch got 410 Gone, the relist inferred pt-1's deletion and the handler heard it",
+		gone && len(deletes) == 1 && len(inferred) == 1, "relists %d (%s); pt-1 deletes inferred %d, heard %d",
+		len(relists), reasonsOf(relists), len(inferred), len(deletes))
 }

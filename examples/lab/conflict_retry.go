@@ -30,14 +30,15 @@ func conflictRetry() Scenario {
 			"examples/foo-controller/controller/deployments.go: Controller.putDeployment (a PUT with the resourceVersion it read)",
 			"workqueue/rate_limiting_queue.go: RateLimitingQueue.AddRateLimited",
 		},
-		Run: runConflictRetry,
+		Run:      runConflictRetry,
+		Recorded: conflictRetryRecorded,
 	}
 }
 
 // runConflictRetry produces one 409 per strategy with a competing write at a chosen
 // moment, and measures how each strategy gets past it.
 func runConflictRetry(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "conflict-retry")
 	if err != nil {
 		return nil, err
@@ -225,4 +226,13 @@ func requestsBetween(log *requestLog, from, to time.Time, suffix string) []reque
 		}
 	}
 	return out
+}
+
+// conflictRetryRecorded: the requeued key's retries were rate-limited, 5ms then
+// 10ms; the key retried in place never went back to the queue.
+func conflictRetryRecorded(r recorded) Check {
+	requeue := r.of(trace.RateLimited).about("/requeue")
+	inPlace := r.of(trace.RateLimited).about("/in-place")
+	return check("requeue: the retries were held back 5ms, then 10ms; in-place: never requeued",
+		durationsOf(requeue) == "5ms, 10ms" && len(inPlace) == 0, "requeue: %s; in-place: %d", durationsOf(requeue), len(inPlace))
 }

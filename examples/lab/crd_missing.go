@@ -31,7 +31,8 @@ func crdMissing() Scenario {
 			"informer/wait.go: WaitForCacheSync",
 			"reflector/reflector.go: Reflector.Run (back off, then list again)",
 		},
-		Run: runCRDMissing,
+		Run:      runCRDMissing,
+		Recorded: crdMissingRecorded,
 	}
 }
 
@@ -57,7 +58,7 @@ spec:
 // runCRDMissing starts an informer for a resource no CRD defines, then installs the
 // CRD under the running informer.
 func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	ns, err := lab.Namespace(ctx, "crd-missing")
 	if err != nil {
 		return nil, err
@@ -76,7 +77,7 @@ func runCRDMissing(ctx context.Context, lab *Lab) (*Report, error) {
 			deleteCRD(lab, crdName)
 		}
 	}()
-	tracer, rec := newRecorder()
+	tracer, rec := lab.newRecorder()
 	f, err := lab.Factory(tracer, informer.FactoryOptions{})
 	if err != nil {
 		return nil, err
@@ -198,4 +199,13 @@ func durations(events []trace.Event) string {
 		s = append(s, e.Duration.Round(time.Millisecond).String())
 	}
 	return joinKeys(s)
+}
+
+// crdMissingRecorded: the list failed and the reflector backed off; the same
+// informer listed once the CRD was installed.
+func crdMissingRecorded(r recorded) Check {
+	failed := r.before("install CRD").where(func(e trace.Event) bool { return e.Kind == trace.Relist || e.Kind == trace.Backoff })
+	listed := r.after("install CRD").of(trace.Listed)
+	return check("before the CRD: a failed list and a backoff; after it: the same informer listed, without a restart",
+		len(failed) >= 2 && len(listed) == 1 && len(r.of(trace.Listed)) == 1, "%d relist/backoff before, %d list after", len(failed), len(listed))
 }

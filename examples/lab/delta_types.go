@@ -31,15 +31,16 @@ func deltaTypes() Scenario {
 			"deltafifo/delta.go: DeltaType; deltafifo/delta_fifo_replace.go: DeltaFIFO.Replace, DeltaFIFO.Resync",
 			"informer/deltas.go: SharedIndexInformer.applyDelta, SharedIndexInformer.distributeUpdate",
 		},
-		Fault: "refuses the informer's connections, compacts etcd, then lets it reconnect (its re-watch gets 410 Gone)",
-		Run:   runDeltaTypes,
+		Fault:    "refuses the informer's connections, compacts etcd, then lets it reconnect (its re-watch gets 410 Gone)",
+		Run:      runDeltaTypes,
+		Recorded: deltaTypesRecorded,
 	}
 }
 
 // runDeltaTypes takes one PodTemplate through create, update, a resync, a relist
 // forced by compaction, and delete, and zips its deltas with the handler's calls.
 func runDeltaTypes(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "delta-types")
 	if err != nil {
 		return nil, err
@@ -102,7 +103,7 @@ func runDeltaTypes(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	refusedAt := time.Now()
-	r.Do("refuse the informer's connections")
+	r.Fault("refuse the informer's connections")
 	for i := range 2 {
 		if err := create(ctx, core, ns, "podtemplates", podTemplate(ns, fmt.Sprintf("other-%d", i))); err != nil {
 			_ = accept()
@@ -269,4 +270,12 @@ func describeCalls(queued []trace.Event, got []handlerCall) string {
 		parts = append(parts, e.Type+" → "+what)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// deltaTypesRecorded: the tracked object's deltas carried each type in the order
+// of its life.
+func deltaTypesRecorded(r recorded) Check {
+	types := r.of(trace.Queued).about("/tracked").types()
+	return check("tracked's deltas: Added, Updated, Sync, Replaced, Deleted, in that order",
+		inOrder(types, []string{"Added", "Updated", "Sync", "Replaced", "Deleted"}), "%s", strings.Join(types, ", "))
 }

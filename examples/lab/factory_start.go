@@ -30,7 +30,8 @@ func factoryStart() Scenario {
 			"informer/factory.go: For, Factory.Start, Factory.WaitForCacheSync",
 			"informer/run.go: SharedIndexInformer.Run; informer/wait.go: WaitForCacheSync",
 		},
-		Run: runFactoryStart,
+		Run:      runFactoryStart,
+		Recorded: factoryStartRecorded,
 	}
 }
 
@@ -41,7 +42,7 @@ const lateWait = time.Second
 // then requests a second informer after Start and waits on it before and after a
 // second Start.
 func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "factory-start")
 	if err != nil {
 		return nil, err
@@ -236,4 +237,15 @@ func summary(groups map[string]goroutineGroup) string {
 func syncWatcherExited() bool {
 	_, ok := libraryGoroutines()["Run's sync watcher: waits for the first list"]
 	return !ok
+}
+
+// factoryStartRecorded: nothing happened before Start, and the Secrets informer
+// requested after Start listed only at the second Start.
+func factoryStartRecorded(r recorded) Check {
+	early := r.before("factory.Start(ctx), then").library()
+	secrets := r.of(trace.ListStarted).from("secrets")
+	late := r.after("factory.Start(ctx) again").of(trace.ListStarted).from("secrets")
+	return check("no event before Start; the Secrets informer listed once, after the second Start",
+		len(early) == 0 && len(secrets) == 1 && len(late) == 1, "%d events before Start; Secrets lists %d, after the second Start %d",
+		len(early), len(secrets), len(late))
 }

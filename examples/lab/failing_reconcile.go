@@ -29,7 +29,8 @@ func failingReconcile() Scenario {
 			"workqueue/rate_limiters.go: DefaultControllerRateLimiter, ItemExponentialFailureRateLimiter.When",
 			"workqueue/rate_limiting_queue.go: RateLimitingQueue.AddRateLimited, RateLimitingQueue.Forget",
 		},
-		Run: runFailingReconcile,
+		Run:      runFailingReconcile,
+		Recorded: failingReconcileRecorded,
 	}
 }
 
@@ -156,7 +157,7 @@ func doublingFrom(rs []retry, from time.Duration) bool {
 // second key fail without Forget, and reads the delays from the trace.
 func runFailingReconcile(ctx context.Context, lab *Lab) (*Report, error) {
 	const failures = 6
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "failing-reconcile")
 	if err != nil {
 		return nil, err
@@ -272,4 +273,14 @@ func requeuesOf(rs []retry) string {
 		s = append(s, fmt.Sprint(r.requeues))
 	}
 	return strings.Join(s, ", ")
+}
+
+// failingReconcileRecorded: six failures retried at 5ms doubling; after Forget the
+// next failure starts at 5ms again, without Forget the backoff goes on.
+func failingReconcileRecorded(r recorded) Check {
+	flaky := r.of(trace.RateLimited).about("/flaky")
+	sticky := r.of(trace.RateLimited).about("/no-forget")
+	return check("flaky: 5ms doubling six times, then 5ms again after Forget; no-forget: the fourth failure waited 40ms",
+		durationsOf(flaky) == "5ms, 10ms, 20ms, 40ms, 80ms, 160ms, 5ms" && durationsOf(sticky) == "5ms, 10ms, 20ms, 40ms",
+		"flaky: %s; no-forget: %s", durationsOf(flaky), durationsOf(sticky))
 }

@@ -31,7 +31,8 @@ func handlerDoesWork() Scenario {
 			"informer/listener.go: listener.add (the unbounded buffer); workqueue/queue.go: Queue.Add (dirty: a waiting key is not queued twice)",
 			"examples/foo-controller/controller/handlers.go: Controller.enqueueFoo",
 		},
-		Run: runHandlerDoesWork,
+		Run:      runHandlerDoesWork,
+		Recorded: handlerDoesWorkRecorded,
 	}
 }
 
@@ -61,7 +62,7 @@ func (m burstMeasure) grew() int64 { return int64(m.peak) - int64(m.base) }
 // handler that enqueues keys for a worker, measuring backlog, queue depth and heap.
 func runHandlerDoesWork(ctx context.Context, lab *Lab) (*Report, error) {
 	const n = burstConfigMaps * bigBurstPerMap
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "handler-does-work")
 	if err != nil {
 		return nil, err
@@ -71,7 +72,7 @@ func runHandlerDoesWork(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("POST %d ConfigMaps of %d KiB each into %s", burstConfigMaps, blobSize>>10, ns)
-	tracer, rec := newRecorder()
+	tracer, rec := lab.newRecorder()
 
 	a, err := workInHandler(ctx, lab, tracer, ns, blob)
 	if err != nil {
@@ -288,4 +289,16 @@ func workInWorker(ctx context.Context, lab *Lab, tracer *trace.Tracer, ns, blob 
 	worker.Wait()
 	m.work = work.Load()
 	return m, depth, nil
+}
+
+// handlerDoesWorkRecorded: the handler doing the work built a backlog of the whole
+// burst; the workqueue never held more than the distinct keys.
+func handlerDoesWorkRecorded(r recorded) Check {
+	backlog := r.from("does-work").maxBacklog()
+	depth := 0
+	for _, e := range r.where(func(e trace.Event) bool { return e.Stage == trace.Workqueue }) {
+		depth = max(depth, e.QueueLen)
+	}
+	return check(fmt.Sprintf("(a) does-work's backlog reached the burst; (b) the workqueue held at most the %d keys", burstConfigMaps),
+		backlog >= 199 && depth <= burstConfigMaps, "backlog %d; workqueue depth %d", backlog, depth)
 }

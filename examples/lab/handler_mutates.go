@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // handlerMutates: a handler writes to the object it was given, which is the cached
@@ -28,7 +29,8 @@ func handlerMutates() Scenario {
 			"docs/04-informer.md (The transform: the one place an object may be changed; Catching a handler that changes what it was given)",
 			"informer/mutation.go: mutationDetector.compare; informer/deltas.go: SharedIndexInformer.watchForMutation",
 		},
-		Run: runHandlerMutates,
+		Run:      runHandlerMutates,
+		Recorded: handlerMutatesRecorded,
 	}
 }
 
@@ -36,7 +38,7 @@ func handlerMutates() Scenario {
 // other reads it afterwards — then updates the object on the server and asks the
 // mutation detector.
 func runHandlerMutates(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "handler-mutates")
 	if err != nil {
 		return nil, err
@@ -189,4 +191,16 @@ func mutatedKeys(found []*informer.MutationError) string {
 		keys[i] = e.Key
 	}
 	return strings.Join(keys, ", ")
+}
+
+// handlerMutatesRecorded: the reader was called with the object only after the
+// labeller's call had returned, so it could see the labeller's write.
+func handlerMutatesRecorded(r recorded) Check {
+	adds := r.where(func(e trace.Event) bool {
+		return e.Stage == trace.Listener && e.Type == "add" && (e.Kind == trace.HandlerCalled || e.Kind == trace.HandlerReturned)
+	}).about("/target")
+	labelled := adds.index(func(e trace.Event) bool { return e.Source == "labeller" && e.Kind == trace.HandlerReturned })
+	read := adds.index(func(e trace.Event) bool { return e.Source == "reader" && e.Kind == trace.HandlerCalled })
+	return check("the reader's add of target was called after the labeller's add returned", labelled >= 0 && read > labelled,
+		"labeller returned at step %d, reader called at step %d", labelled, read)
 }

@@ -26,14 +26,15 @@ func handlerPanic() Scenario {
 			"docs/04-informer.md (Walk through the code) and informer/doc.go (Differences from client-go)",
 			"informer/listener.go: listener.call (the recover), listener.run",
 		},
-		Run: runHandlerPanic,
+		Run:      runHandlerPanic,
+		Recorded: handlerPanicRecorded,
 	}
 }
 
 // runHandlerPanic feeds two handlers a sequence of changes, one of which makes one
 // handler panic, and compares what each received.
 func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "handler-panic")
 	if err != nil {
 		return nil, err
@@ -148,4 +149,13 @@ func eventsText(events []trace.Event) string {
 		parts = append(parts, e.Source+": "+e.String())
 	}
 	return strings.Join(parts, "; ")
+}
+
+// handlerPanicRecorded: fragile's panic was recovered once, and it kept receiving.
+func handlerPanicRecorded(r recorded) Check {
+	panics := r.of(trace.PanicRecovered)
+	after := recorded(r[r.index(func(e trace.Event) bool { return e.Kind == trace.PanicRecovered })+1:]).of(trace.HandlerCalled).from("fragile")
+	return check("one panic recovered, in fragile's add of poison; fragile was called 3 more times after it",
+		len(panics) == 1 && panics[0].Source == "fragile" && strings.HasSuffix(panics[0].Key, "/poison") && len(after) == 3,
+		"%d panic(s); fragile's calls after: %d", len(panics), len(after))
 }

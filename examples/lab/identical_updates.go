@@ -34,7 +34,8 @@ func identicalUpdates() Scenario {
 			"examples/secret-sync/controller/sync.go: Controller.put (why it does not storm)",
 			"workqueue/queue.go: Queue.Add (deduplicated, dirty)",
 		},
-		Run: runIdenticalUpdates,
+		Run:      runIdenticalUpdates,
+		Recorded: identicalUpdatesRecorded,
 	}
 }
 
@@ -192,7 +193,7 @@ func (c *oneShot) settledAfter(ctx context.Context, i int, what string) error {
 // identical (case A) and with a timestamp on every write (case B).
 func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	const window, stormBound = 2 * time.Second, 30
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "identical-updates")
 	if err != nil {
 		return nil, err
@@ -384,4 +385,13 @@ func lastWrite(s []syncEntry) syncEntry {
 // firstN keeps the first n events.
 func firstN(events []trace.Event, n int) []trace.Event {
 	return events[:min(n, len(events))]
+}
+
+// identicalUpdatesRecorded: in case A the controller went quiet after its one
+// write; in case B every stamped write came back as a watch event.
+func identicalUpdatesRecorded(r recorded) Check {
+	caseA := r.after("case A:").before("case B:").of(trace.WatchEvent)
+	caseB := r.after("case B:").of(trace.WatchEvent).about("/summary")
+	return check("case A: two watch events (the input's change, one summary write), then quiet; case B: a stream of summary writes",
+		len(caseA) == 2 && len(caseB) >= 10, "case A: %d watch events; case B: %d summary MODIFIED", len(caseA), len(caseB))
 }

@@ -30,7 +30,7 @@ func newObserved[T indexer.Object](lab *Lab, cfg *rest.Config, res informer.Reso
 // pipeline (a fault between a 410 and the relist, say) acts from there.
 func newObservedWith[T indexer.Object](lab *Lab, cfg *rest.Config, res informer.Resource, opts informer.FactoryOptions, sinks ...trace.Sink) (*observed[T], error) {
 	rec := &trace.Recorder{}
-	tracer := trace.New(append([]trace.Sink{rec.Record}, sinks...)...)
+	tracer := lab.tracer(append([]trace.Sink{rec.Record}, sinks...)...)
 	f, err := lab.factoryOn(cfg, tracer, opts)
 	if err != nil {
 		return nil, err

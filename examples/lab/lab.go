@@ -44,6 +44,14 @@ type Lab struct {
 
 	mu         sync.Mutex // guards namespaces
 	namespaces []string   // created by the running scenario; guarded by mu
+
+	// recordDir is -record's directory; "" when the lab does not record.
+	recordDir string
+	// recording receives the running scenario's events while the lab records: every
+	// tracer the scenario builds, and its actions. nil otherwise. Set by run before
+	// the scenario starts, reset after it returned; a tracer keeps the recording of
+	// the scenario that built it.
+	recording *trace.Recorder
 }
 
 // startLab starts the embedded local cluster with the lab's flags, or uses the
@@ -147,12 +155,6 @@ func (l *Lab) factoryOn(cfg *rest.Config, tracer *trace.Tracer, opts informer.Fa
 	}
 	opts.Tracer = tracer
 	return informer.NewFactory(cfg, opts), nil
-}
-
-// newRecorder returns a tracer recording every event, and the recorder.
-func newRecorder() (*trace.Tracer, *trace.Recorder) {
-	rec := &trace.Recorder{}
-	return trace.New(rec.Record), rec
 }
 
 // kinds keeps the events of the given kinds.

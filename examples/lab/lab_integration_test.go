@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubeinternals/informers/examples/internal/cluster"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // TestIntegrationLab runs every scenario on one local cluster, as `make lab` does, and
@@ -18,7 +20,7 @@ import (
 //	go test ./examples/lab -run 'TestIntegrationLab/watch-cut' -v
 func TestIntegrationLab(t *testing.T) {
 	c := cluster.ForTest(t, cluster.Options{APIServerFlags: labAPIServerFlags})
-	lab := &Lab{Cluster: c, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	lab := &Lab{Cluster: c, log: slog.New(slog.NewTextHandler(io.Discard, nil)), recordDir: t.TempDir()}
 	require.NoError(t, lab.prepare(t.Context()))
 
 	var results []result
@@ -38,6 +40,11 @@ func TestIntegrationLab(t *testing.T) {
 			for _, c := range res.report.Checks {
 				assert.True(t, c.OK, "%s — measured: %s", c.Claim, c.Got)
 			}
+			// The run's recording, read back from its file, shows what the answer claims.
+			_, events, err := trace.OpenRecording(filepath.Join(lab.recordDir, s.Name+".jsonl.gz"))
+			require.NoError(t, err)
+			rc := s.Recorded(events)
+			assert.True(t, rc.OK, "recording: %s — it shows: %s", rc.Claim, rc.Got)
 		})
 	}
 	var table strings.Builder

@@ -36,8 +36,9 @@ func laggingAPIServer() Scenario {
 			"reflector/list.go: Reflector.relistResourceVersion (Transition L1); reflector/watchlist.go: Reflector.rewatchResourceVersion, Reflector.retryWatchList (Transitions S1, S3); reflector/watch.go: Reflector.watch (Transitions W1, W6, W8)",
 			"internal/testenv/second_apiserver.go: SecondAPIServer, and its integration test for every answer of a lagging apiserver",
 		},
-		Fault: "starts a second kube-apiserver on the same etcd, freezes its connection to etcd, fails the informer over to it and back, and compacts etcd",
-		Run:   runLaggingAPIServer,
+		Fault:    "starts a second kube-apiserver on the same etcd, freezes its connection to etcd, fails the informer over to it and back, and compacts etcd",
+		Run:      runLaggingAPIServer,
+		Recorded: laggingAPIServerRecorded,
 	}
 }
 
@@ -46,7 +47,7 @@ func laggingAPIServer() Scenario {
 const laggingQuiet = 3 * time.Second
 
 func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "lagging")
 	if err != nil {
 		return nil, err
@@ -113,7 +114,7 @@ func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	x := inf.LastSyncResourceVersion()
-	r.Do("freeze B's connection to etcd; POST pt-3 and DELETE pt-0 on A; the informer has both (resourceVersion %s)", x)
+	r.Fault("freeze B's connection to etcd; POST pt-3 and DELETE pt-0 on A; the informer has both (resourceVersion %s)", x)
 
 	stale, err := listAtZero(ctx, bCore, ns)
 	if err != nil {
@@ -135,7 +136,7 @@ func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
 	if err := create(ctx, core, ns, "podtemplates", podTemplate(ns, "pt-4")); err != nil {
 		return nil, err
 	}
-	r.Do("fail the informer over to B (%d connection cut); POST pt-4 on A; watch the informer for %s", cut, laggingQuiet)
+	r.Fault("fail the informer over to B (%d connection cut); POST pt-4 on A; watch the informer for %s", cut, laggingQuiet)
 	if !pause.For(ctx, laggingQuiet) {
 		return nil, ctx.Err()
 	}
@@ -157,7 +158,7 @@ func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
 	if _, err := lab.FailBack(); err != nil {
 		return nil, err
 	}
-	r.Do("POST pt-5 on A, compact etcd (revision %d); fail back to A, and fail over to B again the moment the reflector reports its relist after A's 410 Gone", rev)
+	r.Fault("POST pt-5 on A, compact etcd (revision %d); fail back to A, and fail over to B again the moment the reflector reports its relist after A's 410 Gone", rev)
 	atNewest := func() bool {
 		return slices.ContainsFunc(inf.since(mark2), func(e trace.Event) bool {
 			return e.Kind == trace.ListStarted && e.ResourceVersion == "" && switched.Load()
@@ -172,7 +173,7 @@ func runLaggingAPIServer(ctx context.Context, lab *Lab) (*Report, error) {
 	waited := inf.since(mark2)
 	thawed := time.Now()
 	b.EtcdLink.Thaw()
-	r.Do("leave that relist waiting on B for %s, then thaw B's connection to etcd", laggingQuiet)
+	r.Fault("leave that relist waiting on B for %s, then thaw B's connection to etcd", laggingQuiet)
 	for _, name := range []string{"pt-4", "pt-5"} {
 		if err := await(ctx, awaitLong, "the informer to get "+name, cached(inf.SharedIndexInformer, ns+"/"+name)); err != nil {
 			return nil, err
@@ -290,4 +291,17 @@ func callsText(calls []handlerCall) string {
 		out = append(out, c.String())
 	}
 	return joinKeys(out)
+}
+
+// laggingAPIServerRecorded: no relist asked for "0", and the handler never saw the
+// cache go back in time (pt-0 added again, pt-3 deleted).
+func laggingAPIServerRecorded(r recorded) Check {
+	zero := r.of(trace.ListStarted).where(func(e trace.Event) bool { return e.ResourceVersion == "0" })
+	backInTime := r.after("freeze B").of(trace.HandlerCalled).where(func(e trace.Event) bool {
+		return (e.Type == "add" && strings.HasSuffix(e.Key, "/pt-0")) || (e.Type == "delete" && strings.HasSuffix(e.Key, "/pt-3"))
+	})
+	tooLarge := r.of(trace.Relist).where(func(e trace.Event) bool { return strings.Contains(e.Reason, "newer than the server has") })
+	return check("no list at \"0\"; B's \"too large\" answer made the reflector relist; the handler never saw pt-0 come back or pt-3 go",
+		len(zero) == 0 && len(tooLarge) == 1 && len(backInTime) == 0, "lists at \"0\": %d; too-large relists: %d; calls back in time: %d",
+		len(zero), len(tooLarge), len(backInTime))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/apis/samplecontroller/v1alpha1"
 	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
 	"github.com/kubeinternals/informers/leaderelection"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // The lab's election timings: client-go's proportions (15s/10s/2s), five times
@@ -42,13 +44,17 @@ func leaderElection() Scenario {
 			"leaderelection/attempt.go: Elector.tryAcquireOrRenew (A2, A3: expiry on the candidate's own clock); leaderelection/run.go: Elector.renewRound (R4)",
 			"examples/foo-controller/controller/controller.go: Controller.lead (workers only while leading, stopped at once on a lost lease)",
 		},
-		Run: runLeaderElection,
+		Run:      runLeaderElection,
+		Recorded: leaderElectionRecorded,
 	}
 }
 
+// recordingOf is where the replica named name writes its recording (-record).
+func recordingOf(dir, name string) string { return filepath.Join(dir, name+".jsonl") }
+
 // runLeaderElection runs the experiment.
 func runLeaderElection(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	apps, foos, ns, err := beginFoos(ctx, lab, "leader-election")
 	if err != nil {
 		return nil, err
@@ -74,8 +80,16 @@ func runLeaderElection(ctx context.Context, lab *Lab) (*Report, error) {
 		for _, p := range replicas {
 			_ = p.stop(5 * time.Second)
 		}
+		// Why after the stops: a process writes the end of its recording as it exits.
+		for _, p := range replicas {
+			lab.addRecording(p.name, recordingOf(dir, p.name))
+		}
 	}()
 	start := func(name string) (*replica, error) {
+		args := args
+		if lab.recording != nil {
+			args = append(slices.Clone(args), "-record="+recordingOf(dir, name))
+		}
 		p, err := startReplica(name, binary, lab.Kubeconfig(), args...)
 		if err == nil {
 			replicas = append(replicas, p)
@@ -127,7 +141,7 @@ func runLeaderElection(ctx context.Context, lab *Lab) (*Report, error) {
 
 	// A crash.
 	killedAt := a.kill()
-	r.Do("SIGKILL A (a crash: no release)")
+	r.Fault("SIGKILL A (a crash: no release)")
 	bLeads, err := b.awaitLog(ctx, awaitLong, killedAt, "starting workers", nil)
 	if err != nil {
 		return nil, err
@@ -143,7 +157,7 @@ func runLeaderElection(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Do("start C (what the kubelet does for A's pod); once it stands by, SIGSTOP B, the leader (a frozen process: it keeps its lease in memory, and its timers do not run)")
+	r.Fault("start C (what the kubelet does for A's pod); once it stands by, SIGSTOP B, the leader (a frozen process: it keeps its lease in memory, and its timers do not run)")
 	if _, err := standingBy(ctx, c, killedAt); err != nil {
 		return nil, err
 	}
@@ -363,4 +377,16 @@ func setFooReplicas(ctx context.Context, foos *fooclient.Client, ns, name string
 		return fmt.Errorf("%w (last: %v)", err, last)
 	}
 	return nil
+}
+
+// leaderElectionRecorded: A, then B, then C acquired the lease, and B lost it.
+func leaderElectionRecorded(r recorded) Check {
+	var holders []string
+	for _, e := range r.of(trace.LeaseAcquired) {
+		holders = append(holders, strings.SplitN(e.Source, "/", 2)[0])
+	}
+	lost := r.of(trace.LeaseLost)
+	return check("the lease went to A, then B (after A's SIGKILL), then C (while B was paused); B woke and lost it",
+		strings.Join(holders, " ") == "A B C" && len(lost) == 1 && strings.HasPrefix(lost[0].Source, "B/"),
+		"acquired by %s; lost by %d", strings.Join(holders, ", "), len(lost))
 }

@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,8 +32,11 @@ import (
 func main() {
 	list := flag.Bool("list", false, "print the scenarios' names and questions, and exit")
 	docs := flag.Bool("docs", false, "print docs/lab.md (generated from the scenarios), and exit")
+	record := flag.String("record", "", "write each scenario's trace to DIR/NAME.jsonl.gz, a recording the explorer replays (docs/recordings/README.md)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: lab [-list] [NAME…]\n\nScenarios:\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: lab [-list] [-docs] [-record DIR] [NAME…]\n\n")
+		flag.PrintDefaults()
+		fmt.Fprintf(flag.CommandLine.Output(), "\nScenarios:\n")
 		printList(flag.CommandLine.Output())
 	}
 	flag.Parse()
@@ -50,6 +54,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
+	if *record != "" {
+		// Why before the cluster starts: a bad directory should not cost its start-up.
+		if err := prepareRecordDir(*record); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -62,6 +73,7 @@ func main() {
 		stop()
 		os.Exit(1)
 	}
+	lab.recordDir = *record
 	if err := lab.prepare(ctx); err != nil {
 		log.Error("preparing the cluster", "err", err)
 		cleanup()
@@ -123,9 +135,17 @@ func run(ctx context.Context, lab *Lab, s Scenario) result {
 	ctx, cancel := context.WithTimeout(ctx, scenarioTimeout)
 	defer cancel()
 	defer lab.cleanUp()
+	lab.startRecording()
 	rep, err := s.Run(ctx, lab)
 	if err == nil && rep == nil {
 		err = fmt.Errorf("scenario %s returned no report", s.Name)
+	}
+	// Why a failed run is saved too: its recording is how to see what went wrong.
+	path, errRec := lab.saveRecording(s)
+	if errRec != nil {
+		err = errors.Join(err, errRec)
+	} else if path != "" {
+		lab.log.Info("recorded", "scenario", s.Name, "file", path)
 	}
 	return result{scenario: s, report: rep, err: err}
 }

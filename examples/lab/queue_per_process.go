@@ -29,7 +29,8 @@ func queuePerProcess() Scenario {
 			"docs/08-leader-election.md (several replicas, one worker)",
 			"examples/foo-controller/controller/sync.go: Controller.sync (the AlreadyExists pitfall)",
 		},
-		Run: runQueuePerProcess,
+		Run:      runQueuePerProcess,
+		Recorded: queuePerProcessRecorded,
 	}
 }
 
@@ -44,7 +45,7 @@ type instance struct {
 // runQueuePerProcess runs two foo-controller instances on one Foo and compares what
 // each did.
 func runQueuePerProcess(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	apps, foos, ns, err := beginFoos(ctx, lab, "queue-per-process")
 	if err != nil {
 		return nil, err
@@ -58,7 +59,7 @@ func runQueuePerProcess(ctx context.Context, lab *Lab) (*Report, error) {
 	}()
 	for _, name := range []string{"A", "B"} {
 		cfg, log := withRequestLog(lab.Watched)
-		tracer, rec := newRecorder()
+		tracer, rec := lab.newRecorderAs(name)
 		stop, err := runFooController(ctx, cfg, tracer)
 		if err != nil {
 			return nil, err
@@ -201,4 +202,13 @@ func listIfAny(items []string) string {
 		return ""
 	}
 	return ": " + strings.Join(items, "; ")
+}
+
+// queuePerProcessRecorded: both instances reconciled the shared Foo, each from its
+// own queue.
+func queuePerProcessRecorded(r recorded) Check {
+	syncs := r.of(trace.Reconciled).about("/shared")
+	a := syncs.where(func(e trace.Event) bool { return strings.HasPrefix(e.Source, "A/") })
+	b := syncs.where(func(e trace.Event) bool { return strings.HasPrefix(e.Source, "B/") })
+	return check("both instances reconciled the shared Foo", len(a) > 0 && len(b) > 0, "A: %d syncs, B: %d syncs", len(a), len(b))
 }

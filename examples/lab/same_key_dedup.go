@@ -27,7 +27,8 @@ func sameKeyDedup() Scenario {
 			"docs/05-workqueue.md (the dirty and processing sets) and docs/07-reading-a-trace.md (deduplication and coalescing)",
 			"workqueue/queue.go: Queue.Add, Queue.Done",
 		},
-		Run: runSameKeyDedup,
+		Run:      runSameKeyDedup,
+		Recorded: sameKeyDedupRecorded,
 	}
 }
 
@@ -133,7 +134,7 @@ func (w *gatedWorker) sync(ctx context.Context) (syncView, error) {
 // runSameKeyDedup changes two ConfigMaps of one group while their key waits, then one
 // while the key is being processed, with a gated worker.
 func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "same-key-dedup")
 	if err != nil {
 		return nil, err
@@ -283,4 +284,15 @@ func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
 		"a change that arrives while the key is processing costs one more, after Done (case 2: dirty, requeued, 2 syncs, the second saw v=%s); "+
 		"in all %d Adds, %d syncs", second.seen["a"], len(all), syncs)
 	return r, nil
+}
+
+// sameKeyDedupRecorded: a second Add of a waiting key was deduplicated; an Add
+// during processing marked it dirty and Done queued it again.
+func sameKeyDedupRecorded(r recorded) Check {
+	added := r.of(trace.Added)
+	dedup := added.where(func(e trace.Event) bool { return e.Reason == "deduplicated" })
+	dirty := added.where(func(e trace.Event) bool { return e.Reason == "dirty" })
+	requeued := r.of(trace.Done).where(func(e trace.Event) bool { return e.Reason == "requeued" })
+	return check("an Add found the key waiting (deduplicated); one during processing marked it dirty, and Done queued it again",
+		len(dedup) > 0 && len(dirty) == 1 && len(requeued) == 1, "deduplicated %d, dirty %d, requeued at Done %d", len(dedup), len(dirty), len(requeued))
 }

@@ -32,7 +32,8 @@ func sameRVUpdates() Scenario {
 			"informer/deltas.go: SharedIndexInformer.distributeUpdate; reflector/resync.go: Reflector.resyncLoop",
 			"examples/foo-controller/controller/handlers.go: Controller.onDeploymentUpdate (a filter that is safe there)",
 		},
-		Run: runSameRVUpdates,
+		Run:      runSameRVUpdates,
+		Recorded: sameRVUpdatesRecorded,
 	}
 }
 
@@ -132,7 +133,7 @@ const resyncsToWait = 3
 // runSameRVUpdates runs two mirror controllers, one filtering same-rv updates, changes
 // both mirrors behind their backs, and waits a few resyncs.
 func runSameRVUpdates(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "same-rv-updates")
 	if err != nil {
 		return nil, err
@@ -312,4 +313,19 @@ func since(times []time.Time, t time.Time) []time.Time {
 		}
 	}
 	return out
+}
+
+// sameRVUpdatesRecorded: after the drift, the handlers' updates were resyncs at the
+// source's one resourceVersion; only the unfiltered controller reconciled.
+func sameRVUpdatesRecorded(r recorded) Check {
+	drift := r.after("PUT {color: drifted}")
+	updates := drift.of(trace.HandlerCalled).where(func(e trace.Event) bool { return e.Type == "update" })
+	rvs := map[string]bool{}
+	for _, e := range updates {
+		rvs[e.ResourceVersion] = true
+	}
+	filtered, unfiltered := drift.of(trace.Reconciled).from("filtered"), drift.of(trace.Reconciled).from("unfiltered")
+	return check("after the drift, every update was a resync at one resourceVersion; the unfiltered controller reconciled, the filtered one never",
+		len(updates) >= 6 && len(rvs) == 1 && len(unfiltered) >= 1 && len(filtered) == 0,
+		"%d updates at %d resourceVersion(s); syncs: unfiltered %d, filtered %d", len(updates), len(rvs), len(unfiltered), len(filtered))
 }

@@ -34,6 +34,11 @@ type Scenario struct {
 	// (the cluster refused a request, a wait timed out); a wrong observation is a
 	// failed Check instead.
 	Run func(ctx context.Context, lab *Lab) (*Report, error)
+	// Recorded checks a recording of a run (docs/recordings/NAME.jsonl.gz) for the
+	// heart of what Answer claims, from the trace alone (recorded.go). The lab's
+	// tests run it on the recording of every integration run and on the committed
+	// recordings.
+	Recorded func(recorded) Check
 }
 
 // Report is what one run of a scenario did and saw.
@@ -46,6 +51,10 @@ type Report struct {
 	Answer string
 	// Checks are the claims the answer makes, each with what was measured.
 	Checks []Check
+
+	// actions marks each Do and Fault in the scenario's recording (nil: the lab does
+	// not record).
+	actions *trace.Tracer
 }
 
 // Check is one claim and whether this run bore it out.
@@ -55,8 +64,19 @@ type Check struct {
 	Got   string // what was measured
 }
 
-// Do records an API call or fault, formatted like fmt.Sprintf.
-func (r *Report) Do(format string, args ...any) { r.Did = append(r.Did, fmt.Sprintf(format, args...)) }
+// Do records an API call or a step, formatted like fmt.Sprintf.
+func (r *Report) Do(format string, args ...any) { r.did(false, format, args...) }
+
+// Fault records a fault the scenario injects, formatted like fmt.Sprintf: a cut
+// connection, a compaction, a restart, a killed process. A recording marks it as
+// one, and the explorer's plots draw it on the time axis.
+func (r *Report) Fault(format string, args ...any) { r.did(true, format, args...) }
+
+func (r *Report) did(fault bool, format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	r.Did = append(r.Did, line)
+	r.actions.Action(line, fault)
+}
 
 // See records an observation line, formatted like fmt.Sprintf.
 func (r *Report) See(format string, args ...any) { r.Saw = append(r.Saw, fmt.Sprintf(format, args...)) }

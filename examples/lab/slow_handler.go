@@ -31,7 +31,8 @@ func slowHandler() Scenario {
 			"informer/processor.go: sharedProcessor.distribute; informer/listener.go: listener.add, listener.run",
 			"informer/registration.go: Registration.Backlog, Registration.HighWater",
 		},
-		Run: runSlowHandler,
+		Run:      runSlowHandler,
+		Recorded: slowHandlerRecorded,
 	}
 }
 
@@ -42,7 +43,7 @@ const backlogWarnAt = 64
 // measures what each got and how far behind the held one fell.
 func runSlowHandler(ctx context.Context, lab *Lab) (*Report, error) {
 	const n, slowTakes = burstConfigMaps * burstPerMap, 2 * time.Millisecond
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "slow-handler")
 	if err != nil {
 		return nil, err
@@ -198,4 +199,12 @@ func lastUpdate(events []trace.Event) time.Time {
 		}
 	}
 	return t
+}
+
+// slowHandlerRecorded: the burst waited in the slow handler's own buffer while the
+// fast one's stayed small.
+func slowHandlerRecorded(r recorded) Check {
+	slow, fast := r.from("slow").maxBacklog(), r.from("fast").maxBacklog()
+	return check("the slow handler's backlog grew to the burst, the fast one's stayed far below it",
+		slow >= 299 && fast*4 < slow, "slow %d, fast %d", slow, fast)
 }

@@ -23,13 +23,14 @@ func watchCut() Scenario {
 			"docs/03-reflector.md (transitions W1, W6)",
 			"reflector/watch.go: Reflector.watch (Transition W6)",
 		},
-		Fault: "cuts the informer's connections (a TCP proxy in front of kube-apiserver)",
-		Run:   runWatchCut,
+		Fault:    "cuts the informer's connections (a TCP proxy in front of kube-apiserver)",
+		Run:      runWatchCut,
+		Recorded: watchCutRecorded,
 	}
 }
 
 func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "watch-cut")
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func runWatchCut(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Do("cut every connection between the informer and kube-apiserver (%d open)", cut)
+	r.Fault("cut every connection between the informer and kube-apiserver (%d open)", cut)
 	late := configMap(ns, "after-cut")
 	if err := create(ctx, core, ns, "configmaps", late); err != nil {
 		return nil, err
@@ -98,4 +99,18 @@ func firstRV(events []trace.Event) string {
 		return "(none)"
 	}
 	return events[0].ResourceVersion
+}
+
+// watchCutRecorded: after the cut the reflector watched again from the last
+// resourceVersion it had seen, without a relist, and the next object arrived as a
+// watch event.
+func watchCutRecorded(r recorded) Check {
+	before, after := r.before("cut every connection"), r.after("cut every connection")
+	events := before.of(trace.WatchEvent)
+	rewatch := after.of(trace.WatchStarted)
+	fromLast := len(events) > 0 && len(rewatch) > 0 && rewatch[0].ResourceVersion == events[len(events)-1].ResourceVersion
+	added := after.of(trace.WatchEvent).about("/after-cut")
+	return check("after the cut: a watch from the last resourceVersion seen, no relist, after-cut arrived as a watch event",
+		fromLast && len(after.of(trace.ListStarted)) == 0 && len(added) == 1,
+		"re-watched at %s; relists %d; after-cut events %d", rvsOf(rewatch), len(after.of(trace.ListStarted)), len(added))
 }

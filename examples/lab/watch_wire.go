@@ -19,6 +19,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // watchWire: a WATCH read off the TLS connection byte by byte — the status line,
@@ -34,7 +36,8 @@ func watchWire() Scenario {
 			"docs/03-reflector.md (WATCH) and examples/01-raw-list-watch (the same watch with rest.Request.Stream)",
 			"listwatch/streamwatch.go: streamWatch.receive; reflector/watch.go: Reflector.watch",
 		},
-		Run: runWatchWire,
+		Run:      runWatchWire,
+		Recorded: watchWireRecorded,
 	}
 }
 
@@ -64,7 +67,7 @@ const watchTimeout = 60
 // runWatchWire lists, opens a watch by hand on a raw TLS connection, writes three
 // changes and prints each chunk that arrives.
 func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
-	r := &Report{}
+	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "watch-wire")
 	if err != nil {
 		return nil, err
@@ -206,7 +209,9 @@ func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 	r.Do("POST ConfigMap wire, PUT it with new data, DELETE it — each after the previous event's chunk arrived; then close the connection")
 	finish()
 
-	// What arrived, chunk by chunk.
+	// What arrived, chunk by chunk. The recording gets each event as the scenario read
+	// it off the wire: no informer ran, so no stage of the library reported it.
+	wire := lab.tracer()
 	var types, rvs []string
 	oneEventEach := true
 	for i, c := range got {
@@ -223,6 +228,9 @@ func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 		r.See("+%s chunk %d: size line %q (hex for %d bytes), %d newline(s)", c.at.Sub(got[0].at).Round(time.Microsecond), i+1, c.sizeLine, len(c.data), lines)
 		r.See("    %s", elide(strings.TrimRight(string(c.data), "\n"), 100, 40))
 		r.See("    → %s %s rv=%s", ev.Type, ev.Object.Metadata.Name, ev.Object.Metadata.ResourceVersion)
+		wire.Emit(trace.Event{Time: c.at, Stage: trace.Experiment, Kind: trace.WatchEvent, Source: "hand-made watch",
+			Type: ev.Type, Key: ns + "/" + ev.Object.Metadata.Name, ResourceVersion: ev.Object.Metadata.ResourceVersion,
+			Detail: fmt.Sprintf("chunk %d: %d bytes", i+1, len(c.data))})
 	}
 	increasing := len(rvs) > 0
 	for i := 1; i < len(rvs); i++ {
@@ -344,4 +352,14 @@ func maxLen(chunks []wireChunk) int {
 		m = max(m, len(c.data))
 	}
 	return m
+}
+
+// watchWireRecorded: the events read off the wire were ADDED, MODIFIED, DELETED
+// of the one ConfigMap written after the LIST.
+func watchWireRecorded(r recorded) Check {
+	wire := r.where(func(e trace.Event) bool { return e.Stage == trace.Experiment && e.Kind == trace.WatchEvent })
+	types := wire.where(func(e trace.Event) bool { return e.Type != "BOOKMARK" }).types()
+	return check("the chunks carried ADDED, MODIFIED, DELETED of wire, and nothing of before",
+		strings.Join(types, " ") == "ADDED MODIFIED DELETED" && len(wire.about("/before")) == 0 && len(wire.about("/wire")) == 3,
+		"%s", strings.Join(types, ", "))
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubeinternals/informers/trace"
+)
+
+// A scenario's Recorded function checks its recording (docs/recordings/NAME.jsonl.gz)
+// for the heart of what its Answer claims, from the trace alone: the recording must
+// still show it after the code changes, or be regenerated (make recordings).
+
+// recorded is what a Recorded function reads: the events of one recording.
+type recorded []trace.Event
+
+// check is a Check whose claim is about the recording.
+func check(claim string, ok bool, got string, args ...any) Check {
+	c := Check{Claim: claim, OK: ok, Got: fmt.Sprintf(got, args...)}
+	if strings.TrimSpace(c.Got) == "" {
+		c.Got = "nothing"
+	}
+	return c
+}
+
+// all is the check that holds when every one of checks does, its claim and
+// measurement theirs joined.
+func all(checks ...Check) Check {
+	out := Check{OK: true}
+	var claims, gots []string
+	for _, c := range checks {
+		out.OK = out.OK && c.OK
+		claims = append(claims, c.Claim)
+		gots = append(gots, c.Got)
+	}
+	out.Claim = strings.Join(claims, "; ")
+	out.Got = strings.Join(gots, "; ")
+	return out
+}
+
+// where is the events for which keep holds.
+func (r recorded) where(keep func(trace.Event) bool) recorded { return trace.Filter(r, keep) }
+
+// of is the events of kind k.
+func (r recorded) of(k trace.Kind) recorded {
+	return r.where(func(e trace.Event) bool { return e.Kind == k })
+}
+
+// from is the events of source.
+func (r recorded) from(source string) recorded {
+	return r.where(func(e trace.Event) bool { return e.Source == source })
+}
+
+// about is the events whose key ends in suffix ("/pt-1": that object in any
+// namespace).
+func (r recorded) about(suffix string) recorded {
+	return r.where(func(e trace.Event) bool { return strings.HasSuffix(e.Key, suffix) })
+}
+
+// after is the events after the first action whose description contains what;
+// empty if there is no such action.
+func (r recorded) after(what string) recorded {
+	for i, e := range r {
+		if e.Kind == trace.Action && strings.Contains(e.Detail, what) {
+			return r[i+1:]
+		}
+	}
+	return nil
+}
+
+// before is the events before the first action whose description contains what;
+// all of them if there is no such action.
+func (r recorded) before(what string) recorded {
+	for i, e := range r {
+		if e.Kind == trace.Action && strings.Contains(e.Detail, what) {
+			return r[:i]
+		}
+	}
+	return r
+}
+
+// library is the events the library's stages reported: no action, nothing the
+// scenario observed by itself.
+func (r recorded) library() recorded {
+	return r.where(func(e trace.Event) bool { return e.Stage != trace.Experiment })
+}
+
+// types is the Type of each event.
+func (r recorded) types() []string {
+	out := make([]string, len(r))
+	for i, e := range r {
+		out[i] = e.Type
+	}
+	return out
+}
+
+// maxBacklog is the largest Backlog among the events.
+func (r recorded) maxBacklog() int {
+	m := 0
+	for _, e := range r {
+		m = max(m, e.Backlog)
+	}
+	return m
+}
+
+// index is the position of the first event for which match holds, or -1.
+func (r recorded) index(match func(trace.Event) bool) int {
+	for i, e := range r {
+		if match(e) {
+			return i
+		}
+	}
+	return -1
+}
+
+// itemsOf is the Items of the first event, 0 if there is none.
+func itemsOf(r recorded) int {
+	if len(r) == 0 {
+		return 0
+	}
+	return r[0].Items
+}
+
+// rvsOf lists the events' resourceVersions: "2087, 2101" (`""` for an empty one).
+func rvsOf(r recorded) string {
+	var out []string
+	for _, e := range r {
+		out = append(out, fmt.Sprintf("%q", e.ResourceVersion))
+	}
+	return strings.Join(out, ", ")
+}
+
+// durationsOf lists the events' durations: "5ms, 10ms".
+func durationsOf(r recorded) string {
+	var out []string
+	for _, e := range r {
+		out = append(out, e.Duration.String())
+	}
+	return strings.Join(out, ", ")
+}
