@@ -201,11 +201,14 @@ func durations(events []trace.Event) string {
 	return joinKeys(s)
 }
 
-// crdMissingRecorded: the list failed and the reflector backed off; the same
-// informer listed once the CRD was installed.
+// crdMissingRecorded: the lists failed and the reflector backed off; then the same
+// informer listed, once, without a restart.
 func crdMissingRecorded(r recorded) Check {
-	failed := r.before("install CRD").where(func(e trace.Event) bool { return e.Kind == trace.Relist || e.Kind == trace.Backoff })
-	listed := r.after("install CRD").of(trace.Listed)
-	return check("before the CRD: a failed list and a backoff; after it: the same informer listed, without a restart",
-		len(failed) >= 2 && len(listed) == 1 && len(r.of(trace.Listed)) == 1, "%d relist/backoff before, %d list after", len(failed), len(listed))
+	listed := r.index(func(e trace.Event) bool { return e.Kind == trace.Listed })
+	if listed < 0 {
+		return check("the informer listed once the CRD was installed", false, "no list succeeded")
+	}
+	failed := recorded(r[:listed]).where(func(e trace.Event) bool { return e.Kind == trace.Relist || e.Kind == trace.Backoff })
+	return check("first a failed list and a backoff; then the same informer listed, once, without a restart",
+		len(failed) >= 2 && len(r.of(trace.Listed)) == 1, "%d relist/backoff before the list; %d list(s) succeeded", len(failed), len(r.of(trace.Listed)))
 }

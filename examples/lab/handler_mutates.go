@@ -193,14 +193,13 @@ func mutatedKeys(found []*informer.MutationError) string {
 	return strings.Join(keys, ", ")
 }
 
-// handlerMutatesRecorded: the reader was called with the object only after the
-// labeller's call had returned, so it could see the labeller's write.
+// handlerMutatesRecorded: both handlers got target's add, and the reader's call
+// returned only after the labeller's had: the reader waits for the labeller inside
+// its OnAdd, so it reads the label the labeller wrote into the shared object.
 func handlerMutatesRecorded(r recorded) Check {
-	adds := r.where(func(e trace.Event) bool {
-		return e.Stage == trace.Listener && e.Type == "add" && (e.Kind == trace.HandlerCalled || e.Kind == trace.HandlerReturned)
-	}).about("/target")
-	labelled := adds.index(func(e trace.Event) bool { return e.Source == "labeller" && e.Kind == trace.HandlerReturned })
-	read := adds.index(func(e trace.Event) bool { return e.Source == "reader" && e.Kind == trace.HandlerCalled })
-	return check("the reader's add of target was called after the labeller's add returned", labelled >= 0 && read > labelled,
-		"labeller returned at step %d, reader called at step %d", labelled, read)
+	returned := r.of(trace.HandlerReturned).about("/target").where(func(e trace.Event) bool { return e.Type == "add" })
+	labelled := returned.index(func(e trace.Event) bool { return e.Source == "labeller" })
+	read := returned.index(func(e trace.Event) bool { return e.Source == "reader" })
+	return check("both handlers were called with target's add; the reader's call returned after the labeller's", labelled >= 0 && read > labelled,
+		"add calls returned: %s", strings.Join(sourcesOf(returned), ", "))
 }

@@ -247,11 +247,13 @@ func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	// Case A: the write is identical once the summary is up to date.
 	markA := c.count()
 	startA := time.Now()
+	// Why each case is reported before its PUT: the recording marks where the case
+	// begins, and its checks count the events after the mark.
+	r.Do("case A: PUT in-1 with value=10, wait until a sync's PUT returns the resourceVersion it started from, then watch for %s", window)
 	in1 := configMap(ns, "in-1", "value", "10")
 	if err := updateConfigMap(ctx, core, in1); err != nil {
 		return nil, err
 	}
-	r.Do("case A: PUT in-1 with value=10, wait until a sync's PUT returns the resourceVersion it started from, then watch for %s", window)
 	if err := c.settledAfter(ctx, markA, "case A to settle"); err != nil {
 		return nil, err
 	}
@@ -273,12 +275,12 @@ func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	c.mu.Unlock()
 	markB := c.count()
 	eventsMark := len(rec.Events())
+	r.Do("case B: the worker now also sets annotation %s to the current time on every PUT; PUT in-1 with value=20 once, "+
+		"and let the worker write at most %d times before it stops writing (our bound, not the controller's)", stampKey, stormBound)
 	in1 = configMap(ns, "in-1", "value", "20")
 	if err := updateConfigMap(ctx, core, in1); err != nil {
 		return nil, err
 	}
-	r.Do("case B: the worker now also sets annotation %s to the current time on every PUT; PUT in-1 with value=20 once, "+
-		"and let the worker write at most %d times before it stops writing (our bound, not the controller's)", stampKey, stormBound)
 	// The storm ends with a sync that does not write: the one the last PUT's MODIFIED
 	// event queued. Why not "idle after the last PUT": between that PUT returning and
 	// its event arriving the worker is idle and the queue empty, so the count would be
