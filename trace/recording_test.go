@@ -114,6 +114,17 @@ func TestAGzippedRecordingReadsBackFromItsFile(t *testing.T) {
 	assert.Equal(t, []Event{at(1, Event{Stage: Reflector, Kind: Listed, Source: "foos", Items: 3})}, events)
 }
 
+func TestSaveRecordingWritesAWholeRecordingToAFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "saved.jsonl.gz")
+	events := []Event{at(5, Event{Stage: Workqueue, Kind: Got, Key: "a"}), at(7, Event{Stage: Workqueue, Kind: Done, Key: "a"})}
+	require.NoError(t, SaveRecording(path, RecordingHeader{Run: "saved"}, events))
+	h, got, err := OpenRecording(path)
+	require.NoError(t, err)
+	assert.True(t, h.Start.Equal(events[0].Time), "a zero start becomes the first event's time")
+	assert.Equal(t, events, got)
+	assert.Error(t, SaveRecording(filepath.Join(t.TempDir(), "no", "such", "dir.jsonl"), RecordingHeader{}, events))
+}
+
 const header = `{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z"}`
 
 func TestABadRecordingGetsAnErrorNamingItsLine(t *testing.T) {

@@ -158,3 +158,22 @@ func WriteRecording(w io.Writer, h RecordingHeader, events []Event) error {
 	}
 	return rw.Close()
 }
+
+// SaveRecording writes a whole recording to the file path (gzipped if it ends in
+// ".gz"), as WriteRecording does to a writer: the way to save what a Recorder kept.
+func SaveRecording(path string, h RecordingHeader, events []Event) error {
+	if h.Start.IsZero() && len(events) > 0 {
+		h.Start = events[0].Time
+	}
+	rw, err := CreateRecording(path, h)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		rw.Record(e)
+	}
+	if err := rw.Close(); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
