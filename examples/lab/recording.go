@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/kubeinternals/informers/trace"
 )
@@ -101,28 +100,11 @@ func (l *Lab) saveRecording(s Scenario) (string, error) {
 	events := rec.Events()
 	slices.SortStableFunc(events, func(a, b trace.Event) int { return a.Time.Compare(b.Time) })
 	path := filepath.Join(l.recordDir, s.Name+".jsonl.gz")
-	w, err := trace.CreateRecording(path, trace.RecordingHeader{
-		Program: "lab", Run: s.Name, Title: s.Question, Pipeline: trace.PipelineOf(events),
-		Start: startOf(events),
-	})
+	err := trace.SaveRecording(path, trace.RecordingHeader{Program: "lab", Run: s.Name, Title: s.Question, Pipeline: trace.PipelineOf(events)}, events)
 	if err != nil {
 		return "", fmt.Errorf("recording %s: %w", s.Name, err)
 	}
-	for _, e := range events {
-		w.Record(e)
-	}
-	if err := w.Close(); err != nil {
-		return "", fmt.Errorf("recording %s: %w", s.Name, err)
-	}
 	return path, nil
-}
-
-// startOf is when the first event happened, or now if there was none.
-func startOf(events []trace.Event) time.Time {
-	if len(events) == 0 {
-		return time.Now()
-	}
-	return events[0].Time
 }
 
 // prepareRecordDir creates dir for -record.
