@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/steptest"
 	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/trace"
 )
 
 func TestDemoTourObservesEveryStep(t *testing.T) {
@@ -21,7 +23,8 @@ func TestDemoTourObservesEveryStep(t *testing.T) {
 	var out, journeys steptest.Buffer
 	log := slog.New(slog.NewTextHandler(&out, nil))
 
-	require.NoError(t, fooTour(ctx, log, &journeys, env.Config))
+	record := t.TempDir()
+	require.NoError(t, fooTour(ctx, log, &journeys, env.Config, record))
 	text := out.String()
 	t.Logf("demo narration:\n%s", text)
 	t.Logf("demo journeys:\n%s", journeys.String())
@@ -49,6 +52,11 @@ func TestDemoTourObservesEveryStep(t *testing.T) {
 		"the default pipeline is client-go 1.36's")
 	assert.Regexp(t, `(?s)step 7: the Deployment is gone.*step 8: controller stopped.*step 9.*step 10: classic controller stopped`, text, "each controller stops after its last step")
 	assert.NotContains(t, text, "level=ERROR")
+	for _, p := range controller.Pipelines {
+		h, events, err := trace.OpenRecording(recordingPath(record, p))
+		require.NoError(t, err)
+		assert.NoError(t, checkRecording(p, h, events), "the %s pipeline's recording", p)
+	}
 
 	blocks := strings.Split(journeys.String(), "\njourney of ")
 	require.Len(t, blocks, 6, "the legend, then four journeys on the default pipeline and one on the classic")

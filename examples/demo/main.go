@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -27,13 +28,15 @@ import (
 )
 
 func main() {
+	record := flag.String("record", "", "write each controller's trace to DIR (demo.jsonl.gz, demo-classic.jsonl.gz), recordings the explorer replays")
+	flag.Parse()
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// Why: a component given no Logger logs through slog.Default(); this way its lines
 	// read like the rest of this program's.
 	slog.SetDefault(log)
-	if err := run(ctx, log); err != nil {
+	if err := run(ctx, log, *record); err != nil {
 		log.Error("demo failed", "err", err)
 		stop()
 		os.Exit(1)
@@ -41,7 +44,7 @@ func main() {
 	log.Info("demo finished: every step was observed")
 }
 
-func run(ctx context.Context, log *slog.Logger) error {
+func run(ctx context.Context, log *slog.Logger, record string) error {
 	cfg, cleanup, err := clusterConfig(ctx, log)
 	if err != nil {
 		return err
@@ -49,7 +52,12 @@ func run(ctx context.Context, log *slog.Logger) error {
 	defer cleanup()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	return fooTour(ctx, log, os.Stdout, cfg)
+	if record != "" {
+		if err := os.MkdirAll(record, 0o755); err != nil {
+			return fmt.Errorf("-record: %w", err)
+		}
+	}
+	return fooTour(ctx, log, os.Stdout, cfg, record)
 }
 
 // clusterConfig returns the cluster in $KUBECONFIG, or starts the embedded one; cleanup

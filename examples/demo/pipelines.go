@@ -18,6 +18,9 @@ import (
 	"github.com/kubeinternals/informers/trace"
 )
 
+// demoWorkers is how many workers the tour's controller runs.
+const demoWorkers = 2
+
 // startController runs foo-controller in this process, traced into a fresh recorder,
 // until stop is called; stop cancels it and returns Run's error once it has returned.
 // It returns once the Foo and Deployment informers have synced.
@@ -25,12 +28,15 @@ import (
 // Why wait: a Foo created before the informer's first list or watch-list has finished
 // reaches the cache through that initial list, not as a watch event, and the journey
 // the demo prints starts at the watch event.
-func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pipeline controller.Pipeline) (rec *trace.Recorder, stop func() error, err error) {
+//
+// With record set, stop also writes the controller's trace there as a recording
+// (docs/recordings/README.md), once the controller has stopped.
+func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pipeline controller.Pipeline, record string) (rec *trace.Recorder, stop func() error, err error) {
 	// Why a bound: the trace of a demo is a few thousand events; a long run on a busy
 	// cluster should not grow without limit.
 	rec = &trace.Recorder{Max: 200_000}
 	c, err := controller.New(cfg, controller.Options{
-		Logger: log.With("component", "foo-controller"), Tracer: trace.New(rec.Record), Pipeline: pipeline,
+		Logger: log.With("component", "foo-controller"), Tracer: trace.New(rec.Record), Pipeline: pipeline, Workers: demoWorkers,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -51,7 +57,7 @@ func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pi
 		if err := <-done; err != nil {
 			return fmt.Errorf("controller: %w", err)
 		}
-		return nil
+		return saveRecording(record, pipeline, rec.Events())
 	}
 	if err := informer.WaitForCacheSync(waitCtx, c.Foos(), c.Deployments()); err != nil {
 		return nil, nil, errors.Join(fmt.Errorf("foo-controller's informers did not sync: %w", err), stop())
@@ -77,8 +83,8 @@ func checkPipeline(rec *trace.Recorder, pipeline controller.Pipeline) (string, e
 // classicCreate is steps 9–10: the same create through the classic pipeline
 // (DeltaFIFO fed by a paged LIST), chosen by name, so the two journeys can be read
 // side by side: only the queue's stage and the way the cache was filled differ.
-func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client) (err error) {
-	rec, stop, err := startController(ctx, log, cfg, controller.ClassicPipeline)
+func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client, record string) (err error) {
+	rec, stop, err := startController(ctx, log, cfg, controller.ClassicPipeline, recordingPath(record, controller.ClassicPipeline))
 	if err != nil {
 		return err
 	}
@@ -89,7 +95,9 @@ func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *re
 	log.Info("step 9: foo-controller restarted on the classic pipeline, chosen by name (controller.Options{Pipeline: controller.ClassicPipeline})",
 		"pipeline", controller.ClassicPipeline.Describe())
 	fooKey := demoNamespace + "/" + fooName
+	act := trace.New(rec.Record)
 	foo := exampleFoo()
+	act.Action("POST Foo "+fooKey+" (replicas 1)", false)
 	if foo, err = foos.Foos(demoNamespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("step 9: creating the Foo again: %w", err)
 	}
@@ -105,6 +113,7 @@ func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *re
 		return fmt.Errorf("step 9: %w", err)
 	}
 	log.Info("step 9: traced the same create through the classic pipeline: deltafifo where the default has realfifo", "foos", how)
+	act.Action("DELETE Foo "+fooKey, false)
 	if err := foos.Foos(demoNamespace).Delete(ctx, fooName, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("step 9: deleting the Foo: %w", err)
 	}

@@ -35,7 +35,10 @@ const (
 // the pipeline — for its create, its scale-up and its deletion — and of one Deployment
 // status change that maps back to the Foo's key, from a trace of the whole controller;
 // then the journey of the same create through the classic pipeline (pipelines.go).
-func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config) (err error) {
+//
+// With record set (a directory), each controller's trace is written there as a
+// recording: demo.jsonl.gz and demo-classic.jsonl.gz.
+func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, record string) (err error) {
 	core, _, err := kube.NewRESTClient(cfg, corev1.SchemeGroupVersion, nil, corev1.AddToScheme)
 	if err != nil {
 		return err
@@ -71,17 +74,17 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 			log.Warn("could not delete the demo namespace", "err", err)
 		}
 	}()
-	if err := defaultTour(ctx, log, out, cfg, foos, apps); err != nil {
+	if err := defaultTour(ctx, log, out, cfg, foos, apps, record); err != nil {
 		return err
 	}
-	return classicCreate(ctx, log, out, cfg, foos)
+	return classicCreate(ctx, log, out, cfg, foos, record)
 }
 
 // defaultTour is steps 2–8: foo-controller on the default pipeline (client-go
 // 1.36's: RealFIFO fed by a watch-list) creates, scales and loses a Foo's
 // Deployment, each change traced.
-func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client, apps rest.Interface) (err error) {
-	rec, stop, err := startController(ctx, log, cfg, controller.DefaultPipeline)
+func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client, apps rest.Interface, record string) (err error) {
+	rec, stop, err := startController(ctx, log, cfg, controller.DefaultPipeline, recordingPath(record, controller.DefaultPipeline))
 	if err != nil {
 		return err
 	}
@@ -94,7 +97,10 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	fooKey := demoNamespace + "/" + fooName
 	queue := trace.RealFIFO
 
+	// The tour's own changes, marked in the trace: a recording shows where they are.
+	act := trace.New(rec.Record)
 	foo := exampleFoo()
+	act.Action("POST Foo "+fooKey+" (replicas 1)", false)
 	if foo, err = foos.Foos(demoNamespace).Create(ctx, foo, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("step 3: creating the Foo: %w", err)
 	}
@@ -130,6 +136,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	}
 
 	var scaledRV string
+	act.Action("PUT Foo "+fooKey+" with replicas 3", false)
 	if err := poll(ctx, func() (bool, error) {
 		f, err := foos.Foos(demoNamespace).Get(ctx, fooName, metav1.GetOptions{})
 		if err != nil {
@@ -166,6 +173,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	}
 	log.Info("step 6: traced the scale-up, and a Deployment status change through its owner reference to the Foo's key")
 
+	act.Action("DELETE Foo "+fooKey, false)
 	if err := foos.Foos(demoNamespace).Delete(ctx, fooName, metav1.DeleteOptions{}); err != nil {
 		return fmt.Errorf("step 7: deleting the Foo: %w", err)
 	}
