@@ -110,13 +110,13 @@ func (x *explorer) await(t *testing.T, what string, cond func(snapshot) bool) sn
 	}
 }
 
-// awaitJourney waits until key's journey has passed boxes, in that order, and
-// returns its events.
+// awaitJourney waits until the journey of the Foo key has passed boxes, in that
+// order, and returns its events.
 func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) []numbered {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		events, got := x.hub.journey(key)
+		events, got := x.hub.journey("foos", key)
 		if len(got) >= len(boxes) && fmt.Sprint(got[:len(boxes)]) == fmt.Sprint(boxes) {
 			return events
 		}
@@ -127,12 +127,12 @@ func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) []num
 	}
 }
 
-// awaitJourneyThat waits until key's journey satisfies cond.
+// awaitJourneyThat waits until the journey of the Foo key satisfies cond.
 func (x *explorer) awaitJourneyThat(t *testing.T, key, what string, cond func([]numbered) bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		events, _ := x.hub.journey(key)
+		events, _ := x.hub.journey("foos", key)
 		if cond(events) {
 			return
 		}

@@ -129,16 +129,19 @@ func (s *server) resumeFrom(r *http.Request) uint64 {
 	return newest - min(newest, backfill)
 }
 
-// serveJourney is GET /journey?key=namespace/name: the kept events about the key and
-// the keys it caused work for, and the boxes they passed through, in order.
+// serveJourney is GET /journey?source=resource&key=namespace/name: the kept events of
+// the object key of informer source (trace.Journey's rule: its own stages, then the
+// workqueue keys its handlers queued or mapped it to), and the boxes they passed
+// through, in order. An empty source follows key as a workqueue key.
 func (s *server) serveJourney(w http.ResponseWriter, r *http.Request) {
-	key := r.URL.Query().Get("key")
+	q := r.URL.Query()
+	source, key := q.Get("source"), q.Get("key")
 	if key == "" {
-		httpError(w, http.StatusBadRequest, "journey needs ?key=namespace/name")
+		httpError(w, http.StatusBadRequest, "journey needs ?key=namespace/name, and &source= the informer's resource (foos, deployments), or nothing for a workqueue key")
 		return
 	}
-	events, boxes := s.hub.journey(key)
-	writeJSON(w, http.StatusOK, map[string]any{"key": key, "events": toWires(events), "boxes": boxes})
+	events, boxes := s.hub.journey(source, key)
+	writeJSON(w, http.StatusOK, map[string]any{"source": source, "key": key, "events": toWires(events), "boxes": boxes})
 }
 
 // serveState is GET /state: the snapshot once, for scripts and tests.

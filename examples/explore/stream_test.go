@@ -157,20 +157,38 @@ func TestEventStream(t *testing.T) {
 func TestJourneyEndpoint(t *testing.T) {
 	h := testHub(10)
 	h.Record(trace.Event{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: "explore/demo", Type: "ADDED"})
+	h.Record(trace.Event{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: "explore/demo", Type: "add"})
 	h.Record(added("explore/demo"))
+	h.Record(trace.Event{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo", Type: "ADDED"})
 	ts := startTestServer(t, true, h)
-	code, body := do(t, mustGet(t, ts.URL+"/journey?key=explore/demo"))
-	require.Equal(t, http.StatusOK, code)
-	var j struct {
-		Key    string
-		Events []wireEvent
-		Boxes  []string
+	type journey struct {
+		Source, Key string
+		Events      []wireEvent
+		Boxes       []string
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &j))
-	assert.Equal(t, []string{"reflector:foos", "workqueue"}, j.Boxes)
-	assert.Len(t, j.Events, 2)
+	get := func(query string) journey {
+		t.Helper()
+		code, body := do(t, mustGet(t, ts.URL+"/journey?"+query))
+		require.Equal(t, http.StatusOK, code, body)
+		var j journey
+		require.NoError(t, json.Unmarshal([]byte(body), &j))
+		return j
+	}
 
-	code, body = do(t, mustGet(t, ts.URL+"/journey"))
+	j := get("source=foos&key=explore/demo")
+	assert.Equal(t, "foos", j.Source, "the answer names what it follows, so the page can drop a stale one")
+	assert.Equal(t, "explore/demo", j.Key)
+	assert.Equal(t, []string{"reflector:foos", "handler:enqueueFoo", "workqueue"}, j.Boxes, "the Foo's, not the same-named Deployment's")
+	assert.Len(t, j.Events, 3)
+
+	j = get("source=deployments&key=explore/demo")
+	assert.Equal(t, []string{"reflector:deployments"}, j.Boxes, "the Deployment's own, no mapping yet")
+
+	j = get("key=explore/demo")
+	assert.Empty(t, j.Source)
+	assert.Equal(t, []string{"workqueue"}, j.Boxes, "no source: the workqueue key")
+
+	code, body := do(t, mustGet(t, ts.URL+"/journey?source=foos"))
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, message(t, body), "?key=")
 }
