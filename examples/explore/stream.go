@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // wireEvent is a trace event as the page receives it.
@@ -16,6 +18,10 @@ type wireEvent struct {
 	Kind   string `json:"kind"`
 	Source string `json:"source"`
 	Key    string `json:"key,omitempty"`
+	// From is what the page's follow button asks /journey to follow with Key: the
+	// informer (resource) whose object Key is, or "" (absent) when Key is a workqueue
+	// key (journeySource).
+	From string `json:"from,omitempty"`
 	// Box is the diagram box the event lights up (boxOf).
 	Box string `json:"box,omitempty"`
 	// Text is the event's sentence, as the timeline prints it (trace.Event.String).
@@ -24,7 +30,26 @@ type wireEvent struct {
 
 func toWire(n numbered) wireEvent {
 	return wireEvent{Seq: n.Seq, T: n.Time.UnixMilli(), Stage: string(n.Stage), Kind: string(n.Kind),
-		Source: n.Source, Key: n.Key, Box: boxOf(n.Event), Text: n.Event.String()}
+		Source: n.Source, Key: n.Key, From: journeySource(n.Event), Box: boxOf(n.Event), Text: n.Event.String()}
+}
+
+// journeySource is the source trace.Journey follows e's key from: the informer a
+// listener event's handler is registered on, "" for a workqueue key (a workqueue or
+// Reconciled event), else the event's Source — the resource of a reflector's, a
+// queue's, an informer's object, or of the object a Mapped event mapped.
+//
+// Why not the event's Source for all: a listener event's Source is its handler and a
+// workqueue event's its queue, and neither names the informer whose object the key is.
+func journeySource(e trace.Event) string {
+	switch {
+	case e.Key == "":
+		return ""
+	case e.Stage == trace.Listener:
+		return e.Informer
+	case e.Stage == trace.Workqueue, e.Kind == trace.Reconciled:
+		return ""
+	}
+	return e.Source
 }
 
 func toWires(ns []numbered) []wireEvent {

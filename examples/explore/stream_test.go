@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,6 +192,43 @@ func TestJourneyEndpoint(t *testing.T) {
 	code, body := do(t, mustGet(t, ts.URL+"/journey?source=foos"))
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, message(t, body), "?key=")
+}
+
+// TestEveryRowsFollowButtonLeadsToAJourneyThatHoldsTheRow: the page follows a row's
+// key from the row's From, so each wire event must name the journey it is part of.
+func TestEveryRowsFollowButtonLeadsToAJourneyThatHoldsTheRow(t *testing.T) {
+	const x = "explore/demo"
+	events := []trace.Event{
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: x},
+		{Stage: trace.RealFIFO, Kind: trace.Queued, Source: "foos", Key: x},
+		{Stage: trace.Informer, Kind: trace.Applied, Source: "foos", Key: x},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: x},
+		added(x),
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: x},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "handleDeployment", Informer: "deployments", Key: x},
+		{Stage: trace.Controller, Kind: trace.Mapped, Source: "deployments", Key: x, Detail: x},
+		{Stage: trace.Workqueue, Kind: trace.Got, Source: "foos", Key: x},
+		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: x},
+		{Stage: trace.LeaderElection, Kind: trace.LeaseRenewed, Source: "explore", Key: "default/foo-controller-explore"},
+		{Stage: trace.Reflector, Kind: trace.Relist, Source: "foos"},
+	}
+	want := []string{"foos", "foos", "foos", "foos", "", "deployments", "deployments", "deployments", "", "", "explore", ""}
+	h := testHub(100)
+	for _, e := range events {
+		h.Record(e)
+	}
+	rows, _ := h.since(0, 100)
+	require.Len(t, rows, len(events))
+	for i, n := range rows {
+		w := toWire(n)
+		assert.Equal(t, want[i], w.From, "%s", w.Text)
+		if w.Key == "" {
+			continue
+		}
+		journey, _ := h.journey(w.From, w.Key)
+		assert.True(t, slices.ContainsFunc(journey, func(j numbered) bool { return j.Seq == n.Seq }),
+			"following %q from %q holds the row it was clicked on: %s", w.Key, w.From, w.Text)
+	}
 }
 
 func mustGet(t *testing.T, url string) *http.Request {
