@@ -252,7 +252,7 @@ func TestIntegrationExplorer(t *testing.T) {
 		return ok, injected
 	}
 	replicasOf := func() int32 {
-		d, ok, _ := x.controller().Deployments().Indexer().GetByKey(namespace + "/" + deploymentOf("demo"))
+		d, ok, _ := x.controller().Deployments().Indexer().GetByKey(namespace + "/demo")
 		if !ok || d.Spec.Replicas == nil {
 			return -1
 		}
@@ -264,6 +264,14 @@ func TestIntegrationExplorer(t *testing.T) {
 		events := x.awaitJourney(t, foo, fooJourney...)
 		assert.Equal(t, map[trace.Stage]bool{trace.RealFIFO: true}, queueStages(events))
 		x.await(t, "the Deployment in the cache", func(snapshot) bool { return replicasOf() == 1 })
+		// The Deployment is named like the Foo: same key, another informer.
+		events, boxes := x.hub.journey("foos", foo)
+		assert.NotContains(t, boxes, "reflector:deployments", "the Deployment's events stay out of the Foo's journey")
+		for _, e := range events {
+			if e.Source == "deployments" || e.Informer == "deployments" {
+				assert.Equal(t, trace.Mapped, e.Kind, "only the Deployment's mapping into the Foo's key: %s", e.Event)
+			}
+		}
 	})
 	t.Run("switch-pipeline, then repeat-last: the same create, through the DeltaFIFO, and back", func(t *testing.T) {
 		x.switchTo(t, controller.ClassicPipeline)
