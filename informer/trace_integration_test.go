@@ -129,7 +129,7 @@ func journeyThroughEveryStage(t *testing.T, env *testenv.Env, p pipeline) {
 					return e.Kind == trace.Done && e.Key == key
 				})) > 0
 			})
-			journey := trace.Journey(rec.Events(), key)
+			journey := trace.Journey(rec.Events(), "configmaps", key)
 			var timeline strings.Builder
 			require.NoError(t, trace.WriteTimeline(&timeline, journey))
 			t.Logf("journey of the %s:\n%s", change.name, timeline.String())

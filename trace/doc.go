@@ -34,14 +34,15 @@
 //	queue := workqueue.NewRateLimitingQueue(workqueue.RateLimitingOptions[string]{
 //		Options: workqueue.Options{Name: "foos", Tracer: tr}})
 //	…
-//	trace.WriteTimeline(os.Stdout, trace.Journey(rec.Events(), "default/example-foo"))
+//	trace.WriteTimeline(os.Stdout, trace.Journey(rec.Events(), "foos", "default/example-foo"))
 //
 // The indexer takes no tracer of its own: the informer is its only writer and reports
 // each write (Applied), with the index values it changed.
 //
 // Your handlers and workers are part of the pipeline too: Tracer.Map records that a
 // handler turned an object's key into another workqueue key (a Deployment's owner
-// reference → its Foo's key), so that Journey can follow the change across; and
+// reference → its Foo's key), so that Journey can follow the change across — the only
+// way a journey crosses from one informer's object to another's work; and
 // Tracer.Reconciled records a sync's outcome.
 //
 // # What it costs
@@ -61,8 +62,10 @@
 //
 // # Reading a trace
 //
-// Journey follows one object key through every stage; WriteTimeline prints it with
-// offsets from the first event:
+// Journey follows one object of one informer ("foos", "default/example-foo") through
+// every stage, and into the workqueue keys its handlers queued or mapped it to; a
+// same-named object of another informer stays out, except for its mapping into the
+// followed key. WriteTimeline prints a journey with offsets from the first event:
 //
 //	+0.000ms  reflector  foos  watch event MODIFIED default/example-foo rv=812
 //	+0.041ms  realfifo   foos  queued Updated default/example-foo rv=812 (queue 1)

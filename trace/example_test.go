@@ -33,20 +33,21 @@ func ExampleNew() {
 	// workqueue done default/example-foo "requeued"
 }
 
-// Journey picks one object's events out of a whole pipeline's, following the
-// workqueue key a handler mapped it to; WriteTimeline prints them with offsets from
-// the first.
+// Journey picks one object's events out of a whole pipeline's — here a Deployment's,
+// leaving out the Foo of the same name — and follows the workqueue key a handler
+// mapped it to; WriteTimeline prints them with offsets from the first.
 func ExampleJourney() {
 	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	ms := func(f float64) time.Time { return start.Add(time.Duration(f * float64(time.Millisecond))) }
 	events := []trace.Event{
 		{Time: ms(0), Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "default/example-foo", Type: "MODIFIED", ResourceVersion: "905"},
+		{Time: ms(0.01), Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: "default/example-foo", Type: "MODIFIED", ResourceVersion: "904"},
 		{Time: ms(0.02), Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "default/other", Type: "MODIFIED", ResourceVersion: "906"},
 		{Time: ms(0.03), Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: "deployments", Key: "default/example-foo", Type: "Updated", ResourceVersion: "905", Pending: 1, QueueLen: 1},
 		{Time: ms(0.2), Stage: trace.Controller, Kind: trace.Mapped, Source: "deployments", Key: "default/example-foo", Detail: "default/example-foo"},
 		{Time: ms(0.21), Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: "default/example-foo", Reason: "new", QueueLen: 1},
 	}
-	_ = trace.WriteTimeline(os.Stdout, trace.Journey(events, "default/example-foo"))
+	_ = trace.WriteTimeline(os.Stdout, trace.Journey(events, "deployments", "default/example-foo"))
 	// Output:
 	//   +0.000ms  reflector   deployments  watch event MODIFIED default/example-foo rv=905
 	//   +0.030ms  deltafifo   deployments  queued Updated default/example-foo rv=905 (1 delta pending, queue 1)

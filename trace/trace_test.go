@@ -52,46 +52,169 @@ func TestKeyOfPrintsStringsStringersAndAnythingElse(t *testing.T) {
 	assert.Equal(t, "42", KeyOf(42))
 }
 
-func TestJourneyFollowsAKeyIntoTheWorkqueueKeysItWasMappedTo(t *testing.T) {
+func TestJourneyFollowsAnObjectIntoTheWorkqueueKeysItWasMappedTo(t *testing.T) {
 	events := []Event{
 		{Stage: Reflector, Kind: WatchEvent, Source: "deployments", Key: "ns/web-abc", Type: "MODIFIED"},
 		{Stage: Reflector, Kind: WatchEvent, Source: "deployments", Key: "ns/other", Type: "MODIFIED"},
 		{Stage: Workqueue, Kind: Added, Source: "foos", Key: "ns/web", Reason: "new"}, // before the mapping: another cause
-		{Stage: Listener, Kind: HandlerCalled, Source: "deployments handler 1", Key: "ns/web-abc", Type: "update"},
+		{Stage: Listener, Kind: HandlerCalled, Source: "deployments handler 1", Informer: "deployments", Key: "ns/web-abc", Type: "update"},
 		{Stage: Controller, Kind: Mapped, Source: "deployments", Key: "ns/web-abc", Detail: "ns/web"},
 		{Stage: Workqueue, Kind: Added, Source: "foos", Key: "ns/web", Reason: "dirty"},
-		{Stage: Listener, Kind: HandlerCalled, Source: "deployments handler 1", Key: "ns/other", Type: "update"},
+		{Stage: Listener, Kind: HandlerReturned, Source: "deployments handler 1", Informer: "deployments", Key: "ns/web-abc", Type: "update"},
+		{Stage: Listener, Kind: HandlerCalled, Source: "deployments handler 1", Informer: "deployments", Key: "ns/other", Type: "update"},
 		{Stage: Workqueue, Kind: Got, Source: "foos", Key: "ns/web"},
-		{Stage: Reflector, Kind: Relist, Reason: "410"}, // keyless: in nobody's journey
-	}
-	var kinds []string
-	for _, e := range Journey(events, "ns/web-abc") {
-		kinds = append(kinds, string(e.Kind)+" "+e.Key)
+		{Stage: Reflector, Kind: Relist, Source: "deployments", Reason: "410"}, // keyless: in nobody's journey
 	}
 	assert.Equal(t, []string{
-		"watch event ns/web-abc", "handler called ns/web-abc", "mapped ns/web-abc", "added ns/web", "got ns/web",
-	}, kinds)
+		"reflector watch event deployments ns/web-abc", "listener handler called deployments handler 1 ns/web-abc",
+		"controller mapped deployments ns/web-abc", "workqueue added foos ns/web",
+		"listener handler returned deployments handler 1 ns/web-abc", "workqueue got foos ns/web",
+	}, lines(Journey(events, "deployments", "ns/web-abc")))
+}
+
+// lines is each event as "stage kind source key", for comparing journeys.
+func lines(events []Event) []string {
+	var out []string
+	for _, e := range events {
+		out = append(out, string(e.Stage)+" "+string(e.Kind)+" "+e.Source+" "+e.Key)
+	}
+	return out
+}
+
+// sameKey is a Foo and the Deployment it owns, both default/x, as sample-controller's
+// example names them: the Foo is scaled and synced; meanwhile its Deployment changes,
+// and handleDeployment maps it to the Foo's key while the sync is still running.
+func sameKey() []Event {
+	const x = "default/x"
+	obj := func(stage Stage, kind Kind, source string) Event {
+		return Event{Stage: stage, Kind: kind, Source: source, Key: x}
+	}
+	listener := func(kind Kind, handler, informer string) Event {
+		return Event{Stage: Listener, Kind: kind, Source: handler, Informer: informer, Key: x}
+	}
+	work := func(stage Stage, kind Kind, reason string) Event {
+		return Event{Stage: stage, Kind: kind, Source: "foos", Key: x, Reason: reason}
+	}
+	return []Event{
+		obj(Reflector, WatchEvent, "foos"),
+		obj(RealFIFO, Queued, "foos"),
+		obj(Reflector, WatchEvent, "deployments"),
+		obj(RealFIFO, Queued, "deployments"),
+		obj(RealFIFO, Popped, "foos"),
+		obj(Informer, Applied, "foos"),
+		obj(Informer, FannedOut, "foos"),
+		listener(Buffered, "enqueueFoo", "foos"),
+		listener(HandlerCalled, "enqueueFoo", "foos"),
+		work(Workqueue, Added, "new"),
+		listener(HandlerReturned, "enqueueFoo", "foos"),
+		work(Workqueue, Got, ""),
+		obj(RealFIFO, Popped, "deployments"),
+		obj(Informer, Applied, "deployments"),
+		obj(Informer, FannedOut, "deployments"),
+		listener(Buffered, "handleDeployment", "deployments"),
+		listener(HandlerCalled, "handleDeployment", "deployments"),
+		work(Controller, Reconciled, ""), // the Foo's sync ends while handleDeployment runs
+		{Stage: Controller, Kind: Mapped, Source: "deployments", Key: x, Detail: x},
+		work(Workqueue, Added, "dirty"),
+		listener(HandlerReturned, "handleDeployment", "deployments"),
+		work(Workqueue, Done, "requeued"),
+		work(Workqueue, Got, ""),
+		work(Controller, Reconciled, ""),
+		work(Workqueue, Done, ""),
+		{Stage: Reflector, Kind: Relist, Source: "deployments", Reason: "410"},
+	}
+}
+
+func TestAJourneyStaysWithItsInformersObjectAndCrossesOnlyThroughAMap(t *testing.T) {
+	const x = "default/x"
+	events := sameKey()
+	t.Run("the Foo's journey: its own stages, its work key, and the Deployment's mapping into that key, nothing else of the Deployment", func(t *testing.T) {
+		assert.Equal(t, []string{
+			"reflector watch event foos " + x,
+			"realfifo queued foos " + x,
+			"realfifo popped foos " + x,
+			"informer applied foos " + x,
+			"informer fanned out foos " + x,
+			"listener buffered enqueueFoo " + x,
+			"listener handler called enqueueFoo " + x,
+			"workqueue added foos " + x,
+			"listener handler returned enqueueFoo " + x,
+			"workqueue got foos " + x,
+			"controller reconciled foos " + x,
+			"controller mapped deployments " + x,
+			"workqueue added foos " + x,
+			"workqueue done foos " + x,
+			"workqueue got foos " + x,
+			"controller reconciled foos " + x,
+			"workqueue done foos " + x,
+		}, lines(Journey(events, "foos", x)))
+	})
+	t.Run("the Deployment's journey: its own stages, then the work key from its mapping on, never the Foo's stages", func(t *testing.T) {
+		assert.Equal(t, []string{
+			"reflector watch event deployments " + x,
+			"realfifo queued deployments " + x,
+			"realfifo popped deployments " + x,
+			"informer applied deployments " + x,
+			"informer fanned out deployments " + x,
+			"listener buffered handleDeployment " + x,
+			"listener handler called handleDeployment " + x,
+			// not the Foo's reconcile that ended before the mapping: an earlier cause
+			"controller mapped deployments " + x,
+			"workqueue added foos " + x,
+			"listener handler returned handleDeployment " + x,
+			"workqueue done foos " + x,
+			"workqueue got foos " + x,
+			"controller reconciled foos " + x,
+			"workqueue done foos " + x,
+		}, lines(Journey(events, "deployments", x)))
+	})
+	t.Run("a work key's journey: the workqueue, the syncs and the mappings into it", func(t *testing.T) {
+		got := Journey(events, "", x)
+		require.NotEmpty(t, got)
+		for _, e := range got {
+			assert.True(t, e.Stage == Workqueue || e.Kind == Reconciled || e.Kind == Mapped, "%s %s", e.Stage, e.Kind)
+		}
+		assert.Len(t, got, 9, "the eight workqueue and reconcile events of the key, and the mapping")
+	})
+	t.Run("a handler that queues nothing for the object gives it no work key", func(t *testing.T) {
+		// handleDeployment for a Deployment whose Foo is not in the cache: it returns
+		// without a mapping or an Add. A Foo of the same name synced afterwards is not
+		// the Deployment's doing.
+		ignored := []Event{
+			{Stage: Reflector, Kind: WatchEvent, Source: "deployments", Key: x},
+			{Stage: Listener, Kind: HandlerCalled, Source: "handleDeployment", Informer: "deployments", Key: x},
+			{Stage: Listener, Kind: HandlerReturned, Source: "handleDeployment", Informer: "deployments", Key: x},
+			{Stage: Workqueue, Kind: Added, Source: "foos", Key: x, Reason: "new"},
+			{Stage: Controller, Kind: Reconciled, Source: "foos", Key: x},
+		}
+		assert.Equal(t, []string{
+			"reflector watch event deployments " + x,
+			"listener handler called handleDeployment " + x,
+			"listener handler returned handleDeployment " + x,
+		}, lines(Journey(ignored, "deployments", x)))
+	})
 }
 
 func TestAFollowerFedEventByEventAgreesWithJourney(t *testing.T) {
-	events := []Event{
-		{Kind: WatchEvent, Key: "ns/a"},
-		{Kind: Added, Key: "ns/b"},
-		{Kind: Mapped, Key: "ns/a", Detail: "ns/b"},
-		{Kind: Added, Key: "ns/b"},
-		{Kind: Relist},
-		{Kind: Mapped, Key: "ns/b", Detail: "ns/c"},
-		{Kind: Got, Key: "ns/c"},
-	}
-	f := NewFollower("ns/a")
-	var got []Event
-	for _, e := range events {
-		if f.Next(e) {
-			got = append(got, e)
+	events := append(sameKey(),
+		Event{Stage: Controller, Kind: Mapped, Source: "foos", Key: "default/x", Detail: "default/y"},
+		Event{Stage: Workqueue, Kind: Added, Source: "foos", Key: "default/y"},
+		Event{Stage: Controller, Kind: Mapped, Source: "configmaps", Key: "default/y", Detail: "default/z"},
+		Event{Stage: Workqueue, Kind: Got, Source: "foos", Key: "default/z"},
+	)
+	for _, from := range []struct{ source, key string }{{"foos", "default/x"}, {"deployments", "default/x"}, {"", "default/x"}, {"", "default/y"}} {
+		f := NewFollower(from.source, from.key)
+		var got []Event
+		for _, e := range events {
+			if f.Next(e) {
+				got = append(got, e)
+			}
 		}
+		assert.Equal(t, Journey(events, from.source, from.key), got, "%s %s", from.source, from.key)
 	}
-	assert.Equal(t, Journey(events, "ns/a"), got)
-	assert.Len(t, got, 5, "a, the mapping, b after it, b's mapping, c after it")
+	foo := Journey(events, "foos", "default/x")
+	assert.Equal(t, []string{"controller mapped foos default/x", "workqueue added foos default/y"}, lines(foo[len(foo)-2:]),
+		"the Foo's own mapping takes up default/y; default/y's mapping to default/z is another object's")
 }
 
 func TestTheTimelinePrintsOffsetsStagesSourcesAndSentences(t *testing.T) {

@@ -87,20 +87,24 @@ type journey struct {
 	// within, if not 0, limits start to the first within events: the change to
 	// follow happened before the trace grew past that.
 	within int
-	// key is the object's key (a Deployment's key is mapped to its Foo's).
-	key string
-	// sources are the informer and handler the change goes through; workqueue and
-	// controller events are always included.
-	sources []string
+	// source and key name the changed object: its informer ("foos", "deployments")
+	// and its key. The journey follows it as trace.Journey does: its own stages, then
+	// the workqueue key its handler queued, or mapped it to (a Deployment's owner Foo).
+	source, key string
 	// want are the stages it must pass, in order.
 	want []step
 }
 
 // extract returns the journey's events from events, and how many of the wanted
-// stages, in order, they passed. It begins at the last event start picks (the most recent such change),
-// keeps the events about key (or the keys it was mapped to) from the journey's
-// sources, and the workqueue's and the controller's once a handler was called, and
-// ends with the last wanted stage.
+// stages, in order, they passed. It begins at the last event start picks (the most
+// recent such change), keeps the events a trace.Follower of the object keeps from
+// there, and ends with the last wanted stage.
+//
+// Why a Follower that starts at the change: it takes up the workqueue key only once
+// a handler queued or mapped the object, so the workqueue and controller events of
+// an earlier change of the same key — a Foo sync still finishing when the Deployment
+// named like it changes, say — stay out. So do the events of the other informer's
+// object of the same name: only its mapping into the key is kept.
 func (j journey) extract(events []trace.Event) ([]trace.Event, int) {
 	first := -1
 	for i, e := range events {
@@ -114,28 +118,14 @@ func (j journey) extract(events []trace.Event) ([]trace.Event, int) {
 	if first < 0 {
 		return nil, 0
 	}
-	keys := map[string]bool{j.key: true}
+	f := trace.NewFollower(j.source, j.key)
 	var out []trace.Event
 	next := 0
-	// handled: a handler of the journey's sources has been called. Why: a change
-	// reaches the workqueue only through a handler, so workqueue and controller
-	// events before that are an earlier change's — a Foo sync still finishing when a
-	// Deployment of the same name changes, say.
-	handled := false
 	for _, e := range events[first:] {
-		if !keys[e.Key] || !(slices.Contains(j.sources, e.Source) || e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
-			continue
-		}
-		if e.Stage == trace.Listener && e.Kind == trace.HandlerCalled {
-			handled = true
-		}
-		if !handled && (e.Stage == trace.Workqueue || e.Stage == trace.Controller) {
+		if !f.Next(e) {
 			continue
 		}
 		out = append(out, e)
-		if e.Kind == trace.Mapped {
-			keys[e.Detail] = true
-		}
 		if e.Stage == j.want[next].stage && e.Kind == j.want[next].kind {
 			next++
 			if next == len(j.want) {

@@ -12,17 +12,23 @@ import (
 // TestAJourneyLeavesOutAnEarlierSyncOfTheSameKey replays the interleaving one CI run
 // met: a Deployment named like its Foo changes while the Foo's previous sync is still
 // finishing. That sync's workqueue and controller events carry the same key but came
-// before any handler saw the Deployment's change, so they are not part of its journey.
+// before any handler queued the Deployment's change, so they are not part of its
+// journey; nor are the Foo's own stages, though its key is the same.
 func TestAJourneyLeavesOutAnEarlierSyncOfTheSameKey(t *testing.T) {
 	const key = "demo/example-foo"
 	ev := func(stage trace.Stage, kind trace.Kind, source string) trace.Event {
-		return trace.Event{Stage: stage, Kind: kind, Source: source, Key: key, Type: "MODIFIED", Detail: key}
+		e := trace.Event{Stage: stage, Kind: kind, Source: source, Key: key, Type: "MODIFIED", Detail: key}
+		if stage == trace.Listener {
+			e.Informer = map[string]string{"handleDeployment": "deployments", "enqueueFoo": "foos"}[source]
+		}
+		return e
 	}
 	events := []trace.Event{
 		ev(trace.Reflector, trace.WatchEvent, "deployments"),
 		ev(trace.RealFIFO, trace.Queued, "deployments"),
 		ev(trace.Controller, trace.Reconciled, "foos"), // the earlier change's sync ends
 		ev(trace.Workqueue, trace.Done, "foos"),
+		ev(trace.Reflector, trace.WatchEvent, "foos"), // the Foo's status write comes back
 		ev(trace.RealFIFO, trace.Popped, "deployments"),
 		ev(trace.Informer, trace.Applied, "deployments"),
 		ev(trace.Informer, trace.FannedOut, "deployments"),
@@ -30,18 +36,24 @@ func TestAJourneyLeavesOutAnEarlierSyncOfTheSameKey(t *testing.T) {
 		ev(trace.Listener, trace.HandlerCalled, "handleDeployment"),
 		ev(trace.Controller, trace.Mapped, "deployments"),
 		ev(trace.Workqueue, trace.Added, "foos"),
+		ev(trace.Listener, trace.HandlerReturned, "handleDeployment"),
+		ev(trace.Listener, trace.HandlerCalled, "enqueueFoo"),
 		ev(trace.Workqueue, trace.Got, "foos"),
 		ev(trace.Controller, trace.Reconciled, "foos"),
 		ev(trace.Workqueue, trace.Done, "foos"),
 	}
 	j := journey{
-		title: "a Deployment change", key: key, sources: []string{"deployments", "handleDeployment"},
+		title: "a Deployment change", source: "deployments", key: key,
 		want:  throughAMapping(trace.RealFIFO),
-		start: func(e trace.Event) bool { return e.Kind == trace.WatchEvent },
+		start: func(e trace.Event) bool { return e.Kind == trace.WatchEvent && e.Source == "deployments" },
 	}
 	got, passed := j.extract(events)
 	assert.Equal(t, len(j.want), passed, "every stage, in order")
-	assert.Len(t, got, len(events)-2, "all but the earlier sync's reconcile and done")
+	assert.Len(t, got, len(events)-4, "all but the earlier sync's reconcile and done, and the Foo's watch event and handler call")
+	for _, e := range got {
+		assert.NotEqual(t, "enqueueFoo", e.Source)
+		assert.False(t, e.Stage == trace.Reflector && e.Source == "foos", "the Foo's watch event")
+	}
 
 	var out strings.Builder
 	assert.NoError(t, printJourney(&out, j.title, got))

@@ -102,7 +102,7 @@ func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *re
 		return fmt.Errorf("step 9: creating the Foo again: %w", err)
 	}
 	if err := (journey{
-		title: "the same create through the classic pipeline", key: fooKey, sources: []string{"foos", "enqueueFoo"},
+		title: "the same create through the classic pipeline", key: fooKey, source: "foos",
 		want:  fromWatchToWorker(trace.DeltaFIFO),
 		start: watchEvent("foos", fooKey, "ADDED", foo.ResourceVersion),
 	}).await(ctx, rec, out); err != nil {

@@ -120,7 +120,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	log.Info("step 4: the controller created the Deployment, owned by the Foo",
 		"deployment", dep.Name, "ownerKind", ref.Kind, "owner", ref.Name, "replicas", *dep.Spec.Replicas, "image", dep.Spec.Template.Spec.Containers[0].Image)
 	if err := (journey{
-		title: "the Foo's create", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker(queue),
+		title: "the Foo's create", key: fooKey, source: "foos", want: fromWatchToWorker(queue),
 		start: watchEvent("foos", fooKey, "ADDED", foo.ResourceVersion),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 4: %w", err)
@@ -153,7 +153,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	}
 	log.Info("step 6: scaled the Foo to 3 replicas")
 	if err := (journey{
-		title: "the Foo's scale-up", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: fromWatchToWorker(queue),
+		title: "the Foo's scale-up", key: fooKey, source: "foos", want: fromWatchToWorker(queue),
 		start: watchEvent("foos", fooKey, "MODIFIED", scaledRV),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 6: %w", err)
@@ -166,7 +166,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 	// handleDeployment followed the owner reference to the Foo's key.
 	if err := (journey{
 		title: "a Deployment status change (availableReplicas reaching 3), mapped to the Foo's key",
-		key:   fooKey, sources: []string{"deployments", "handleDeployment"}, want: throughAMapping(queue),
+		key:   fooKey, source: "deployments", want: throughAMapping(queue),
 		start: watchEvent("deployments", fooKey, "MODIFIED", ""), within: len(rec.Events()),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 6: %w", err)
@@ -178,7 +178,7 @@ func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest
 		return fmt.Errorf("step 7: deleting the Foo: %w", err)
 	}
 	if err := (journey{
-		title: "the Foo's deletion", key: fooKey, sources: []string{"foos", "enqueueFoo"}, want: toTheHandlerReturn(queue),
+		title: "the Foo's deletion", key: fooKey, source: "foos", want: toTheHandlerReturn(queue),
 		start: watchEvent("foos", fooKey, "DELETED", ""),
 	}).await(ctx, rec, out); err != nil {
 		return fmt.Errorf("step 7: %w", err)

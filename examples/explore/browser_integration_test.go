@@ -86,6 +86,9 @@ return c.watchEvents > b.WatchEvents && c.queued > b.Queued && c.objects > b.Obj
 	want := "reflector:foos → queue:foos → indexer:foos → handler:enqueueFoo → workqueue → workers"
 	require.NoError(t, b.Await(ctx, "the journey to light the Foo's boxes in order",
 		`document.querySelector("#journey-boxes").textContent.startsWith(arguments[0])`, want))
+	boxes, err := b.Text(ctx, "#journey-boxes")
+	require.NoError(t, err)
+	assert.NotContains(t, boxes, "deployments", "the Foo's journey has none of its same-named Deployment's boxes")
 	for i, box := range []string{"reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers"} {
 		got, err := b.Text(ctx, `[data-box="`+box+`"] .step`)
 		require.NoError(t, err)

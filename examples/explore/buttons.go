@@ -12,8 +12,8 @@ func actions() []action {
 	return []action{
 		{
 			Name: "create-foo", Label: "Create Foo", Fields: []string{"name", "replicas"}, Creates: true,
-			Expect: "The Foo's journey: the Foo reflector's watch event ADDED → queued → applied to the indexer → enqueueFoo → workqueue → a worker, which creates the Deployment <name>-deployment. " +
-				"Follow the Deployment's key to see its own journey join the Foo's: handleDeployment maps it to the Foo's key, and more reconciles follow as its status changes.",
+			Expect: "The Foo's journey: the Foo reflector's watch event ADDED → queued → applied to the indexer → enqueueFoo → workqueue → a worker, which creates the Deployment of the same name. " +
+				"Its events stay out of the Foo's journey; follow one of them to see the Deployment's own journey join the Foo's key where handleDeployment maps it, and more reconciles follow as its status changes.",
 			Lab: "callback-order", Chapter: "docs/07-reading-a-trace.md#reading-a-journey-line-by-line",
 			run: func(ctx context.Context, w world, a args) (string, error) {
 				return fmt.Sprintf("created Foo %s/%s with %d replicas", namespace, a.Name, *a.Replicas), w.CreateFoo(ctx, a.Name, *a.Replicas)
@@ -48,7 +48,7 @@ func actions() []action {
 			Expect: "The hand edit arrives as a Deployment update; handleDeployment maps it to the Foo, and the reconcile puts spec.replicas back to the Foo's value: the controller undoes the edit.",
 			Lab:    "callback-order", Chapter: "docs/06-controller.md#the-rules-the-pattern-follows",
 			run: func(ctx context.Context, w world, a args) (string, error) {
-				return fmt.Sprintf("set Deployment %s's spec.replicas to %d", deploymentOf(a.Name), *a.Replicas), w.ScaleDeployment(ctx, a.Name, *a.Replicas)
+				return fmt.Sprintf("set Deployment %s's spec.replicas to %d", a.Name, *a.Replicas), w.ScaleDeployment(ctx, a.Name, *a.Replicas)
 			},
 		},
 		{

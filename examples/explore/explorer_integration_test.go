@@ -110,13 +110,13 @@ func (x *explorer) await(t *testing.T, what string, cond func(snapshot) bool) sn
 	}
 }
 
-// awaitJourney waits until key's journey has passed boxes, in that order, and
-// returns its events.
+// awaitJourney waits until the journey of the Foo key has passed boxes, in that
+// order, and returns its events.
 func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) []numbered {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		events, got := x.hub.journey(key)
+		events, got := x.hub.journey("foos", key)
 		if len(got) >= len(boxes) && fmt.Sprint(got[:len(boxes)]) == fmt.Sprint(boxes) {
 			return events
 		}
@@ -127,12 +127,12 @@ func (x *explorer) awaitJourney(t *testing.T, key string, boxes ...string) []num
 	}
 }
 
-// awaitJourneyThat waits until key's journey satisfies cond.
+// awaitJourneyThat waits until the journey of the Foo key satisfies cond.
 func (x *explorer) awaitJourneyThat(t *testing.T, key, what string, cond func([]numbered) bool) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
-		events, _ := x.hub.journey(key)
+		events, _ := x.hub.journey("foos", key)
 		if cond(events) {
 			return
 		}
@@ -252,7 +252,7 @@ func TestIntegrationExplorer(t *testing.T) {
 		return ok, injected
 	}
 	replicasOf := func() int32 {
-		d, ok, _ := x.controller().Deployments().Indexer().GetByKey(namespace + "/" + deploymentOf("demo"))
+		d, ok, _ := x.controller().Deployments().Indexer().GetByKey(namespace + "/demo")
 		if !ok || d.Spec.Replicas == nil {
 			return -1
 		}
@@ -264,6 +264,14 @@ func TestIntegrationExplorer(t *testing.T) {
 		events := x.awaitJourney(t, foo, fooJourney...)
 		assert.Equal(t, map[trace.Stage]bool{trace.RealFIFO: true}, queueStages(events))
 		x.await(t, "the Deployment in the cache", func(snapshot) bool { return replicasOf() == 1 })
+		// The Deployment is named like the Foo: same key, another informer.
+		events, boxes := x.hub.journey("foos", foo)
+		assert.NotContains(t, boxes, "reflector:deployments", "the Deployment's events stay out of the Foo's journey")
+		for _, e := range events {
+			if e.Source == "deployments" || e.Informer == "deployments" {
+				assert.Equal(t, trace.Mapped, e.Kind, "only the Deployment's mapping into the Foo's key: %s", e.Event)
+			}
+		}
 	})
 	t.Run("switch-pipeline, then repeat-last: the same create, through the DeltaFIFO, and back", func(t *testing.T) {
 		x.switchTo(t, controller.ClassicPipeline)

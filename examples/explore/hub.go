@@ -224,9 +224,9 @@ func (h *hub) snapshot() snapshot {
 // at a time, mu is held for O(journeyChunk) and the journey's memory is one chunk.
 const journeyChunk = 1024
 
-// journey is every kept event about key, following the keys it caused work for
-// (trace.Journey's rule), with the boxes they light up in the order they were first
-// reached. It reads the ring as far as the newest event when it began, one chunk per
+// journey is every kept event of the object key of informer source, and of the
+// workqueue keys it caused work for (trace.Journey's rule; source "" follows key as a
+// workqueue key), with the boxes they light up in the order they were first reached. It reads the ring as far as the newest event when it began, one chunk per
 // hold of mu (appendSince), and follows the key outside mu: Record runs between
 // chunks, and the events it records meanwhile are not part of this journey.
 //
@@ -238,8 +238,8 @@ const journeyChunk = 1024
 // events it overwrote out of the journey, as out of any journey after it. The walk
 // resumes where the ring now starts (appendSince skips what left), so it never reads a
 // slot's newer event as the older one it replaced.
-func (h *hub) journey(key string) (events []numbered, boxes []string) {
-	f := trace.NewFollower(key)
+func (h *hub) journey(source, key string) (events []numbered, boxes []string) {
+	f := trace.NewFollower(source, key)
 	end := h.newest()
 	var marks []numbered // pipelineStarted marks since the journey's last event
 	var chunk []numbered // reused: one chunk's memory for the whole walk

@@ -167,37 +167,55 @@ func TestHubRing(t *testing.T) {
 
 func TestJourneyLightsTheBoxesInOrder(t *testing.T) {
 	h := newHub(layout{Informers: []string{"foos", "deployments"}}, 100, nil)
+	// The Foo's Deployment is named like it (explore/demo), as sample-controller names it.
+	dep := func(stage trace.Stage, kind trace.Kind) trace.Event {
+		return trace.Event{Stage: stage, Kind: kind, Source: "deployments", Key: "explore/demo"}
+	}
 	ev := []trace.Event{
 		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: "explore/demo", Type: "ADDED"},
 		{Stage: trace.DeltaFIFO, Kind: trace.Queued, Source: "foos", Key: "explore/demo"},
 		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/other"},
 		{Stage: trace.DeltaFIFO, Kind: trace.Popped, Source: "foos", Key: "explore/demo"},
 		{Stage: trace.Informer, Kind: trace.Applied, Source: "foos", Key: "explore/demo"},
-		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Key: "explore/demo"},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: "explore/demo"},
 		{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: "explore/demo", Reason: "new"},
-		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo-dep"},
+		{Stage: trace.Listener, Kind: trace.HandlerReturned, Source: "enqueueFoo", Informer: "foos", Key: "explore/demo"},
+		dep(trace.Reflector, trace.WatchEvent),
 		{Stage: trace.Workqueue, Kind: trace.Got, Source: "foos", Key: "explore/demo"},
 		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: "explore/demo"},
-		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo-dep"},
-		{Stage: trace.Controller, Kind: trace.Mapped, Source: "deployments", Key: "explore/demo-dep", Detail: "explore/demo"},
+		dep(trace.Reflector, trace.WatchEvent),
+		dep(trace.DeltaFIFO, trace.Queued),
+		dep(trace.DeltaFIFO, trace.Popped),
+		dep(trace.Informer, trace.Applied),
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "handleDeployment", Informer: "deployments", Key: "explore/demo"},
+		dep(trace.Controller, trace.Mapped),
+		{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: "explore/demo", Reason: "new"},
 	}
+	ev[16].Detail = "explore/demo"
 	for i, e := range ev {
 		h.Record(at(i, e))
 	}
 	t.Run("a Foo's journey passes reflector, queue, indexer, handler, workqueue, and a worker from the moment it got the key", func(t *testing.T) {
-		events, boxes := h.journey("explore/demo")
-		assert.Equal(t, []string{"reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers"}, boxes)
-		assert.Len(t, events, 8)
+		events, boxes := h.journey("foos", "explore/demo")
+		assert.Equal(t, []string{"reflector:foos", "queue:foos", "indexer:foos", "handler:enqueueFoo", "workqueue", "workers"}, boxes,
+			"none of the same-named Deployment's boxes")
+		assert.Len(t, events, 11, "its own 9, the Deployment's mapping into its key, the add that follows")
 		assert.Equal(t, uint64(1), events[0].Seq)
+		assert.Equal(t, trace.Mapped, events[9].Kind)
 	})
-	t.Run("a Deployment's journey follows the mapping to its Foo's key", func(t *testing.T) {
-		events, boxes := h.journey("explore/demo-dep")
-		assert.Equal(t, []string{"reflector:deployments"}, boxes)
-		require.Len(t, events, 3)
-		assert.Equal(t, trace.Mapped, events[2].Kind)
+	t.Run("its Deployment's journey passes the deployments boxes and the Foo's key once it is mapped to it", func(t *testing.T) {
+		events, boxes := h.journey("deployments", "explore/demo")
+		assert.Equal(t, []string{"reflector:deployments", "queue:deployments", "indexer:deployments", "handler:handleDeployment", "workqueue"}, boxes,
+			"not the Foo's boxes, not the workers that synced the Foo before the Deployment changed")
+		require.Len(t, events, 8)
+		assert.Equal(t, trace.Mapped, events[6].Kind)
+	})
+	t.Run("a work key's journey is the workqueue's and the workers'", func(t *testing.T) {
+		_, boxes := h.journey("", "explore/demo")
+		assert.Equal(t, []string{"workqueue", "workers"}, boxes)
 	})
 	t.Run("an unknown key has no journey", func(t *testing.T) {
-		events, boxes := h.journey("nowhere/none")
+		events, boxes := h.journey("foos", "nowhere/none")
 		assert.Empty(t, events)
 		assert.Empty(t, boxes)
 	})
@@ -227,7 +245,7 @@ func TestJourneyHoldsTheLockOnlyToCopyAChunk(t *testing.T) {
 	t.Run("Record runs between the chunks of a journey, and the journey is the one a quiet ring gives", func(t *testing.T) {
 		h := newHub(layout{}, 3*journeyChunk, nil)
 		fill(h, 3*journeyChunk)
-		want, wantBoxes := h.journey("explore/demo")
+		want, wantBoxes := h.journey("", "explore/demo")
 		require.Len(t, want, (3*journeyChunk+demoEvery-1)/demoEvery)
 
 		var chunks, held int
@@ -240,7 +258,7 @@ func TestJourneyHoldsTheLockOnlyToCopyAChunk(t *testing.T) {
 			// The pipeline goes on mid-walk: an event about the followed key itself.
 			h.Record(added("explore/demo"))
 		}
-		got, gotBoxes := h.journey("explore/demo")
+		got, gotBoxes := h.journey("", "explore/demo")
 		assert.Equal(t, 3, chunks, "a ring of three chunks is read in three")
 		assert.Zero(t, held, "mu was free each time a chunk had been copied")
 		assert.Equal(t, uint64(3*journeyChunk+3), h.newest(), "a Record ran after each chunk")
@@ -261,7 +279,7 @@ func TestJourneyHoldsTheLockOnlyToCopyAChunk(t *testing.T) {
 				h.Record(added("explore/other"))
 			}
 		}
-		got, boxes := h.journey("explore/demo")
+		got, boxes := h.journey("", "explore/demo")
 		require.Len(t, got, (journeyChunk+demoEvery-1)/demoEvery, "only the first chunk's events about the key")
 		for _, e := range got {
 			assert.LessOrEqual(t, e.Seq, uint64(journeyChunk))
@@ -319,7 +337,7 @@ func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {
 	h.Record(queued(trace.DeltaFIFO, "explore/demo"))
 	h.startPipeline(labelOf(controller.DefaultPipeline, 3), controller.ClassicPipeline)
 
-	events, boxes := h.journey("explore/demo")
+	events, boxes := h.journey("foos", "explore/demo")
 	var got []string
 	for _, e := range events {
 		got = append(got, string(e.Stage)+" "+string(e.Kind)+" "+e.Type)
@@ -328,6 +346,6 @@ func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {
 		"the mark between the key's events is in its journey; the marks before its first and after its last are not")
 	assert.Equal(t, []string{"queue:foos"}, boxes)
 
-	events, _ = h.journey("explore/gone")
+	events, _ = h.journey("foos", "explore/gone")
 	assert.Len(t, events, 1, "a key with no event after a switch has no mark")
 }

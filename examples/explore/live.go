@@ -84,10 +84,16 @@ func (l *live) beforeHandler(handler string) {
 	}
 }
 
+// CreateFoo creates the Foo name, asking for a Deployment of its own name with
+// replicas, as sample-controller's example Foo does.
+//
+// Why the same name: a journey follows an object of one informer (trace.Journey), so
+// the Deployment's events stay out of the Foo's journey although their keys are
+// equal; the Deployment joins it only where handleDeployment maps it to the Foo's key.
 func (l *live) CreateFoo(ctx context.Context, name string, replicas int32) error {
 	foo := &v1alpha1.Foo{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
-		Spec:       v1alpha1.FooSpec{DeploymentName: deploymentOf(name), Replicas: &replicas},
+		Spec:       v1alpha1.FooSpec{DeploymentName: name, Replicas: &replicas},
 	}
 	_, err := l.foos.Foos(namespace).Create(ctx, foo, metav1.CreateOptions{})
 	return err
@@ -107,10 +113,10 @@ func (l *live) DeleteFoo(ctx context.Context, name string) error {
 	return l.foos.Foos(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 }
 
-// ScaleDeployment changes the Deployment of the Foo named foo behind the controller's
-// back.
+// ScaleDeployment changes the Deployment of the Foo named foo (named like it, see
+// CreateFoo) behind the controller's back.
 func (l *live) ScaleDeployment(ctx context.Context, foo string, replicas int32) error {
-	return mergePatch(ctx, l.apps, "deployments", deploymentOf(foo), fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
+	return mergePatch(ctx, l.apps, "deployments", foo, fmt.Sprintf(`{"spec":{"replicas":%d}}`, replicas))
 }
 
 // mergePatch applies a JSON merge patch to the object name of resource in the
@@ -118,14 +124,6 @@ func (l *live) ScaleDeployment(ctx context.Context, foo string, replicas int32) 
 func mergePatch(ctx context.Context, c rest.Interface, resource, name, patch string) error {
 	return c.Patch(types.MergePatchType).Namespace(namespace).Resource(resource).Name(name).Body([]byte(patch)).Do(ctx).Error()
 }
-
-// deploymentOf is the name of the Deployment the explorer's Foo named foo asks for.
-//
-// Why not the Foo's own name, as sample-controller's example does: the trace follows
-// a key, and a Deployment named like its Foo would share the Foo's key — the Foo's
-// journey would mix in the Deployment's events. With its own name, the Deployment's
-// journey joins the Foo's only where handleDeployment maps it (trace.Mapped).
-func deploymentOf(foo string) string { return foo + "-deployment" }
 
 // FailReconciles makes the next times reconciles of the Foo fail, then touches it so
 // that one starts.

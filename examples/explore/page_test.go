@@ -58,6 +58,14 @@ func TestPage(t *testing.T) {
 		}
 		assert.Contains(t, body, "Fault buttons are off: needs the local control plane")
 	})
+	t.Run("the page follows a key from the informer the server names for its row", func(t *testing.T) {
+		ts := startTestServer(t, true, nil)
+		_, script := do(t, mustGet(t, ts.URL+"/static/app.js"))
+		assert.Contains(t, script, "/journey?source=${encodeURIComponent(followingFrom)}&key=", "the journey fetch sends the source")
+		assert.Contains(t, script, "a.dataset.from = from", "a follow button keeps its row's from (wireEvent.From)")
+		_, page := do(t, mustGet(t, ts.URL+"/"))
+		assert.Contains(t, page, `id="journey-of"`, "the page says what it follows: an informer's object or a workqueue key")
+	})
 	t.Run("the script and the style are served", func(t *testing.T) {
 		ts := startTestServer(t, true, nil)
 		for _, p := range []string{"/static/app.js", "/static/style.css"} {

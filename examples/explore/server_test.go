@@ -23,7 +23,7 @@ const (
 func TestOtherSitesCannotReadTheExplorer(t *testing.T) {
 	ts := startTestServer(t, true, nil)
 	otherPort := "http://127.0.0.1:1"
-	everyPath := []string{"/", "/events", "/state", "/journey?key=explore/demo", "/static/app.js"}
+	everyPath := []string{"/", "/events", "/state", "/journey?source=foos&key=explore/demo", "/static/app.js"}
 
 	refusedEverywhere := []struct {
 		name    string
@@ -56,7 +56,7 @@ func TestOtherSitesCannotReadTheExplorer(t *testing.T) {
 	}{
 		{"a link from another site to the stream", "/events", map[string]string{site: "cross-site", mode: "navigate", dest: "document"}},
 		{"a link from another site to the state", "/state", map[string]string{site: "cross-site", mode: "navigate", dest: "document"}},
-		{"a link from another port of localhost to a journey", "/journey?key=explore/demo", map[string]string{site: "same-site", mode: "navigate", dest: "document"}},
+		{"a link from another port of localhost to a journey", "/journey?source=foos&key=explore/demo", map[string]string{site: "same-site", mode: "navigate", dest: "document"}},
 	}
 	for _, c := range refused {
 		t.Run(c.name+" is refused", func(t *testing.T) {
@@ -75,7 +75,7 @@ func TestOtherSitesCannotReadTheExplorer(t *testing.T) {
 		{"the page reloaded from itself", "/", map[string]string{site: "same-origin", mode: "navigate", dest: "document"}},
 		{"the page's script", "/static/app.js", map[string]string{site: "same-origin", mode: "no-cors", dest: "script"}},
 		{"the page's EventSource", "/events", map[string]string{site: "same-origin", mode: "cors", dest: "empty"}},
-		{"the page's journey fetch", "/journey?key=explore/demo", map[string]string{site: "same-origin", mode: "cors", dest: "empty"}},
+		{"the page's journey fetch", "/journey?source=foos&key=explore/demo", map[string]string{site: "same-origin", mode: "cors", dest: "empty"}},
 		{"a same-origin request that carries its own Origin", "/state", map[string]string{site: "same-origin", "Origin": ts.URL}},
 		{"a client that sends no fetch metadata (curl, a test)", "/state", nil},
 	}

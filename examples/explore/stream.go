@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/kubeinternals/informers/trace"
 )
 
 // wireEvent is a trace event as the page receives it.
@@ -16,6 +18,10 @@ type wireEvent struct {
 	Kind   string `json:"kind"`
 	Source string `json:"source"`
 	Key    string `json:"key,omitempty"`
+	// From is what the page's follow button asks /journey to follow with Key: the
+	// informer (resource) whose object Key is, or "" (absent) when Key is a workqueue
+	// key (journeySource).
+	From string `json:"from,omitempty"`
 	// Box is the diagram box the event lights up (boxOf).
 	Box string `json:"box,omitempty"`
 	// Text is the event's sentence, as the timeline prints it (trace.Event.String).
@@ -24,7 +30,26 @@ type wireEvent struct {
 
 func toWire(n numbered) wireEvent {
 	return wireEvent{Seq: n.Seq, T: n.Time.UnixMilli(), Stage: string(n.Stage), Kind: string(n.Kind),
-		Source: n.Source, Key: n.Key, Box: boxOf(n.Event), Text: n.Event.String()}
+		Source: n.Source, Key: n.Key, From: journeySource(n.Event), Box: boxOf(n.Event), Text: n.Event.String()}
+}
+
+// journeySource is the source trace.Journey follows e's key from: the informer a
+// listener event's handler is registered on, "" for a workqueue key (a workqueue or
+// Reconciled event), else the event's Source — the resource of a reflector's, a
+// queue's, an informer's object, or of the object a Mapped event mapped.
+//
+// Why not the event's Source for all: a listener event's Source is its handler and a
+// workqueue event's its queue, and neither names the informer whose object the key is.
+func journeySource(e trace.Event) string {
+	switch {
+	case e.Key == "":
+		return ""
+	case e.Stage == trace.Listener:
+		return e.Informer
+	case e.Stage == trace.Workqueue, e.Kind == trace.Reconciled:
+		return ""
+	}
+	return e.Source
 }
 
 func toWires(ns []numbered) []wireEvent {
@@ -129,16 +154,19 @@ func (s *server) resumeFrom(r *http.Request) uint64 {
 	return newest - min(newest, backfill)
 }
 
-// serveJourney is GET /journey?key=namespace/name: the kept events about the key and
-// the keys it caused work for, and the boxes they passed through, in order.
+// serveJourney is GET /journey?source=resource&key=namespace/name: the kept events of
+// the object key of informer source (trace.Journey's rule: its own stages, then the
+// workqueue keys its handlers queued or mapped it to), and the boxes they passed
+// through, in order. An empty source follows key as a workqueue key.
 func (s *server) serveJourney(w http.ResponseWriter, r *http.Request) {
-	key := r.URL.Query().Get("key")
+	q := r.URL.Query()
+	source, key := q.Get("source"), q.Get("key")
 	if key == "" {
-		httpError(w, http.StatusBadRequest, "journey needs ?key=namespace/name")
+		httpError(w, http.StatusBadRequest, "journey needs ?key=namespace/name, and &source= the informer's resource (foos, deployments), or nothing for a workqueue key")
 		return
 	}
-	events, boxes := s.hub.journey(key)
-	writeJSON(w, http.StatusOK, map[string]any{"key": key, "events": toWires(events), "boxes": boxes})
+	events, boxes := s.hub.journey(source, key)
+	writeJSON(w, http.StatusOK, map[string]any{"source": source, "key": key, "events": toWires(events), "boxes": boxes})
 }
 
 // serveState is GET /state: the snapshot once, for scripts and tests.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -157,22 +158,77 @@ func TestEventStream(t *testing.T) {
 func TestJourneyEndpoint(t *testing.T) {
 	h := testHub(10)
 	h.Record(trace.Event{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: "explore/demo", Type: "ADDED"})
+	h.Record(trace.Event{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: "explore/demo", Type: "add"})
 	h.Record(added("explore/demo"))
+	h.Record(trace.Event{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: "explore/demo", Type: "ADDED"})
 	ts := startTestServer(t, true, h)
-	code, body := do(t, mustGet(t, ts.URL+"/journey?key=explore/demo"))
-	require.Equal(t, http.StatusOK, code)
-	var j struct {
-		Key    string
-		Events []wireEvent
-		Boxes  []string
+	type journey struct {
+		Source, Key string
+		Events      []wireEvent
+		Boxes       []string
 	}
-	require.NoError(t, json.Unmarshal([]byte(body), &j))
-	assert.Equal(t, []string{"reflector:foos", "workqueue"}, j.Boxes)
-	assert.Len(t, j.Events, 2)
+	get := func(query string) journey {
+		t.Helper()
+		code, body := do(t, mustGet(t, ts.URL+"/journey?"+query))
+		require.Equal(t, http.StatusOK, code, body)
+		var j journey
+		require.NoError(t, json.Unmarshal([]byte(body), &j))
+		return j
+	}
 
-	code, body = do(t, mustGet(t, ts.URL+"/journey"))
+	j := get("source=foos&key=explore/demo")
+	assert.Equal(t, "foos", j.Source, "the answer names what it follows, so the page can drop a stale one")
+	assert.Equal(t, "explore/demo", j.Key)
+	assert.Equal(t, []string{"reflector:foos", "handler:enqueueFoo", "workqueue"}, j.Boxes, "the Foo's, not the same-named Deployment's")
+	assert.Len(t, j.Events, 3)
+
+	j = get("source=deployments&key=explore/demo")
+	assert.Equal(t, []string{"reflector:deployments"}, j.Boxes, "the Deployment's own, no mapping yet")
+
+	j = get("key=explore/demo")
+	assert.Empty(t, j.Source)
+	assert.Equal(t, []string{"workqueue"}, j.Boxes, "no source: the workqueue key")
+
+	code, body := do(t, mustGet(t, ts.URL+"/journey?source=foos"))
 	assert.Equal(t, http.StatusBadRequest, code)
 	assert.Contains(t, message(t, body), "?key=")
+}
+
+// TestEveryRowsFollowButtonLeadsToAJourneyThatHoldsTheRow: the page follows a row's
+// key from the row's From, so each wire event must name the journey it is part of.
+func TestEveryRowsFollowButtonLeadsToAJourneyThatHoldsTheRow(t *testing.T) {
+	const x = "explore/demo"
+	events := []trace.Event{
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "foos", Key: x},
+		{Stage: trace.RealFIFO, Kind: trace.Queued, Source: "foos", Key: x},
+		{Stage: trace.Informer, Kind: trace.Applied, Source: "foos", Key: x},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: x},
+		added(x),
+		{Stage: trace.Reflector, Kind: trace.WatchEvent, Source: "deployments", Key: x},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "handleDeployment", Informer: "deployments", Key: x},
+		{Stage: trace.Controller, Kind: trace.Mapped, Source: "deployments", Key: x, Detail: x},
+		{Stage: trace.Workqueue, Kind: trace.Got, Source: "foos", Key: x},
+		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: x},
+		{Stage: trace.LeaderElection, Kind: trace.LeaseRenewed, Source: "explore", Key: "default/foo-controller-explore"},
+		{Stage: trace.Reflector, Kind: trace.Relist, Source: "foos"},
+	}
+	want := []string{"foos", "foos", "foos", "foos", "", "deployments", "deployments", "deployments", "", "", "explore", ""}
+	h := testHub(100)
+	for _, e := range events {
+		h.Record(e)
+	}
+	rows, _ := h.since(0, 100)
+	require.Len(t, rows, len(events))
+	for i, n := range rows {
+		w := toWire(n)
+		assert.Equal(t, want[i], w.From, "%s", w.Text)
+		if w.Key == "" {
+			continue
+		}
+		journey, _ := h.journey(w.From, w.Key)
+		assert.True(t, slices.ContainsFunc(journey, func(j numbered) bool { return j.Seq == n.Seq }),
+			"following %q from %q holds the row it was clicked on: %s", w.Key, w.From, w.Text)
+	}
 }
 
 func mustGet(t *testing.T, url string) *http.Request {

@@ -183,7 +183,12 @@ function pulse(events) {
 // The timeline: every event while no key is followed, else the key's journey.
 const maxRows = 400;
 let recent = [];
+// following is the followed key, followingFrom the informer (resource) whose object it
+// is, or "" for a workqueue key: trace.Journey follows an object of one informer.
 let following = "";
+let followingFrom = "";
+// fooSource is the informer of the Foos the buttons act on; a typed key is a Foo's.
+const fooSource = "foos";
 let journey = { events: [], boxes: [] };
 let first = 0;
 
@@ -204,13 +209,17 @@ function row(e) {
   text.className = "text";
   text.textContent = e.text;
   li.append(time, stage, source, text);
-  if (e.key && e.key !== following) {
+  // e.from is set by the server: the informer whose object e.key is, absent for a
+  // workqueue key.
+  const from = e.from || "";
+  if (e.key && (e.key !== following || from !== followingFrom)) {
     const a = document.createElement("button");
     a.type = "button";
     a.className = "key";
     a.textContent = "follow";
-    a.title = `follow ${e.key} through the pipeline`;
+    a.title = `follow ${from ? `${from} ${e.key}` : `the workqueue key ${e.key}`} through the pipeline`;
     a.dataset.key = e.key;
+    a.dataset.from = from;
     li.append(a);
   }
   return li;
@@ -229,18 +238,22 @@ function markJourney() {
     el.classList.toggle("on-journey", i >= 0);
     $(".step", el).textContent = i >= 0 ? String(i + 1) : "";
   }
+  $("#journey-of").textContent = following ? (followingFrom ? `of ${followingFrom}` : "workqueue key") : "";
   $("#journey-boxes").textContent = following ? journey.boxes.join(" → ") : "";
 }
 
-async function follow(key) {
+// follow shows the journey of the object key of informer from ("" for a workqueue
+// key); an empty key shows every event again.
+async function follow(from, key) {
   following = key.trim();
+  followingFrom = following ? from : "";
   $("#filter").value = following;
   if (!following) {
     journey = { events: [], boxes: [] };
   } else {
-    const r = await fetch(`/journey?key=${encodeURIComponent(following)}`);
+    const r = await fetch(`/journey?source=${encodeURIComponent(followingFrom)}&key=${encodeURIComponent(following)}`);
     const j = await r.json();
-    if (j.key !== following) return; // a newer follow started meanwhile
+    if (j.key !== following || j.source !== followingFrom) return; // a newer follow started meanwhile
     journey = { events: j.events || [], boxes: j.boxes || [] };
   }
   markJourney();
@@ -255,7 +268,7 @@ function onEvents(events) {
   recent = recent.concat(events).slice(-maxRows);
   pulse(events);
   if (following) {
-    if (!refetch) refetch = setTimeout(() => { refetch = null; follow(following); }, 300);
+    if (!refetch) refetch = setTimeout(() => { refetch = null; follow(followingFrom, following); }, 300);
   } else if (!redraw) {
     redraw = setTimeout(() => { redraw = null; if (!following) showEvents(); }, 100);
   }
@@ -311,7 +324,7 @@ async function act(button) {
     body[f] = ["replicas", "times", "delayMs"].includes(f) ? Number(v) : v;
   }
   const j = await post(button.dataset.action, body, button);
-  if (j && body.name && button.dataset.action !== "delete-foo") follow(`${namespace}/${body.name}`);
+  if (j && body.name && button.dataset.action !== "delete-foo") follow(fooSource, `${namespace}/${body.name}`);
 }
 
 // switchPipeline restarts the controller on the button's pipeline; the answer comes
@@ -330,7 +343,7 @@ async function switchPipeline(button) {
 // Foo it acted on (a repeated create may have given it a fresh name).
 async function repeat(button) {
   const j = await post("repeat-last", {}, button);
-  if (j && j.name && j.action !== "delete-foo") follow(`${namespace}/${j.name}`);
+  if (j && j.name && j.action !== "delete-foo") follow(fooSource, `${namespace}/${j.name}`);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -339,9 +352,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#repeat-last").addEventListener("click", (ev) => repeat(ev.currentTarget));
   $("#events").addEventListener("click", (ev) => {
     const k = ev.target.closest("button.key");
-    if (k) follow(k.dataset.key);
+    if (k) follow(k.dataset.from, k.dataset.key);
   });
-  $("#filter").addEventListener("change", () => follow($("#filter").value));
-  $("#clear-filter").addEventListener("click", () => follow(""));
+  $("#filter").addEventListener("change", () => follow(fooSource, $("#filter").value));
+  $("#clear-filter").addEventListener("click", () => follow("", ""));
   connect();
 });
