@@ -41,13 +41,23 @@ type hub struct {
 	// released mu. Tests set it before their first journey, to act mid-walk; nil in the
 	// explorer. Only read after it is set: no lock.
 	afterChunk func()
+	// clock is the time the snapshot counts retries down at: the wall clock live, the
+	// replay's clock (the last replayed event's time) in replay. Set by newHub or
+	// before the first event; only read after.
+	clock func() time.Time
 
 	mu sync.Mutex
 	// ring holds the last len(ring) events; the event numbered seq is at
 	// ring[(seq-1)%len(ring)]. Guarded by mu, like everything below.
 	ring []trace.Event
 	last uint64 // number of the newest event; 0 before the first
-	pipe *pipeline
+	// floor is the number of the newest event before the last reset: events up to it
+	// are forgotten. gen counts the resets; a stream that sees it change tells its page
+	// to start over.
+	floor, gen uint64
+	// plots are the boxes' numbers over time, sampled as each event is folded.
+	plots *plots
+	pipe  *pipeline
 	// label is the pipeline the boxes in pipe belong to (startPipeline).
 	label pipelineLabel
 	subs  map[chan struct{}]struct{} // one per stream, buffered 1
@@ -55,7 +65,8 @@ type hub struct {
 
 // newHub returns a hub keeping the last capacity events.
 func newHub(l layout, capacity int, caches func() map[string]cacheSize) *hub {
-	h := &hub{layout: l, caches: caches, ring: make([]trace.Event, capacity), subs: map[chan struct{}]struct{}{}}
+	h := &hub{layout: l, caches: caches, clock: time.Now, ring: make([]trace.Event, capacity), subs: map[chan struct{}]struct{}{},
+		plots: newPlots(maxPlotPoints)}
 	h.pipe = h.freshPipeline("")
 	return h
 }
@@ -118,6 +129,26 @@ func (h *hub) recordLocked(e trace.Event) {
 	h.last++
 	h.ring[(h.last-1)%uint64(len(h.ring))] = e
 	h.pipe.apply(e)
+	h.plots.sample(h.last, e, h.pipe)
+	h.wakeLocked()
+}
+
+// reset forgets every event: the ring, the boxes and the plots start over, as for a
+// replay that seeks backwards. Event numbers go on from where they were, so a stream
+// never confuses an event before the reset with one after; it learns of the reset
+// from the generation since returns, and tells its page.
+func (h *hub) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.floor = h.last
+	h.gen++
+	h.pipe = h.freshPipeline(h.label.Queue)
+	h.plots = newPlots(maxPlotPoints)
+	h.wakeLocked()
+}
+
+// wakeLocked wakes every stream.
+func (h *hub) wakeLocked() {
 	for c := range h.subs {
 		select {
 		case c <- struct{}{}:
@@ -152,11 +183,32 @@ func (h *hub) since(seq uint64, limit int) (events []numbered, missed uint64) {
 	return h.appendSince(nil, seq, limit)
 }
 
+// sinceGen is since for a stream that has seen generation gen: when the hub was
+// reset since, it returns the events after the reset (none are missed: the ones
+// before are forgotten) and the new generation, in one hold of mu, so that the stream
+// says "start over" before it sends them.
+func (h *hub) sinceGen(seq, gen uint64, limit int) (events []numbered, missed, newGen uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.gen != gen {
+		seq = h.floor
+	}
+	events, missed = h.appendSinceLocked(nil, seq, limit)
+	return events, missed, h.gen
+}
+
 // appendSince is since, appending the events to dst. It holds mu for the copy of at
 // most limit events: O(limit), whatever the ring's size.
 func (h *hub) appendSince(dst []numbered, seq uint64, limit int) (events []numbered, missed uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.appendSinceLocked(dst, seq, limit)
+}
+
+// appendSinceLocked is appendSince with mu held.
+func (h *hub) appendSinceLocked(dst []numbered, seq uint64, limit int) (events []numbered, missed uint64) {
+	// Events up to the floor were forgotten by a reset, not missed.
+	seq = max(seq, h.floor)
 	oldest := h.oldestLocked()
 	if seq+1 < oldest {
 		missed = oldest - (seq + 1)
@@ -187,6 +239,21 @@ func (h *hub) runningPipeline() pipelineLabel {
 	return h.label
 }
 
+// plotsSince is the plots' points and marks after event seq, with the generation
+// they belong to: a page whose generation differs asks again from 0.
+func (h *hub) plotsSince(seq uint64) (plotsView, uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.plots.since(seq), h.gen
+}
+
+// generation is how many times the hub was reset.
+func (h *hub) generation() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gen
+}
+
 // newest is the number of the newest event.
 func (h *hub) newest() uint64 {
 	h.mu.Lock()
@@ -203,8 +270,9 @@ func (h *hub) snapshot() snapshot {
 		sizes = h.caches()
 	}
 	h.mu.Lock()
-	s := h.pipe.snapshot(time.Now(), h.layout.Informers, h.layout.Handlers)
-	s.Events = h.last
+	s := h.pipe.snapshot(h.clock(), h.layout.Informers, h.layout.Handlers)
+	s.Events = h.last - h.floor
+	s.Generation = h.gen
 	s.Pipeline = h.label
 	h.mu.Unlock()
 	for i := range s.Informers {

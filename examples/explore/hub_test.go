@@ -349,3 +349,42 @@ func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {
 	events, _ = h.journey("foos", "explore/gone")
 	assert.Len(t, events, 1, "a key with no event after a switch has no mark")
 }
+
+func TestAResetHubForgetsItsEventsBoxesAndPlots(t *testing.T) {
+	h := testHub(10)
+	h.Record(at(0, trace.Event{Stage: trace.RealFIFO, Kind: trace.Queued, Source: "foos", Key: "explore/a", QueueLen: 1}))
+	h.Record(at(1, trace.Event{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: "explore/a"}))
+	plotted, _ := h.plotsSince(0)
+	require.NotEmpty(t, plotted.Series)
+
+	h.reset()
+	events, missed := h.since(0, 100)
+	assert.Empty(t, events)
+	assert.Zero(t, missed, "forgotten, not missed")
+	j, _ := h.journey("foos", "explore/a")
+	assert.Empty(t, j, "a journey sees nothing before the reset")
+	s := h.snapshot()
+	assert.Zero(t, s.Handlers[0].Calls)
+	assert.Equal(t, "—", s.Informers[0].Queue.Kind, "the boxes are fresh")
+	plotted, gen := h.plotsSince(0)
+	assert.Empty(t, plotted.Series)
+	assert.Equal(t, uint64(1), gen)
+
+	h.Record(at(2, trace.Event{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: "explore/b", Reason: "new", QueueLen: 1}))
+	events, _, g := h.sinceGen(0, 0, 100)
+	assert.Equal(t, uint64(1), g)
+	require.Len(t, events, 1)
+	assert.Equal(t, uint64(3), events[0].Seq)
+	events, _, _ = h.sinceGen(3, 1, 100)
+	assert.Empty(t, events, "a stream of this generation resumes where it was")
+}
+
+func TestTheSnapshotCountsRetriesDownOnTheHubsClock(t *testing.T) {
+	h := testHub(10)
+	now := t0
+	h.clock = func() time.Time { return now }
+	h.Record(at(0, trace.Event{Stage: trace.Workqueue, Kind: trace.RateLimited, Source: "foos", Key: "explore/a", Duration: 5 * time.Millisecond}))
+	assert.Equal(t, 1, h.snapshot().Workqueue.RetriesWaiting)
+	now = t0.Add(5 * time.Millisecond)
+	assert.Equal(t, 0, h.snapshot().Workqueue.RetriesWaiting, "due at 5ms on the hub's clock, whatever the wall clock says")
+}

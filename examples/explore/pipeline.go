@@ -308,13 +308,18 @@ type snapshot struct {
 	Handlers  []handlerBox  `json:"handlers"`
 	Workqueue workqueueBox  `json:"workqueue"`
 	Workers   workersBox    `json:"workers"`
-	// Events is how many trace events the hub has received.
-	Events uint64 `json:"events"`
+	// Events is how many trace events the hub has received since its last reset, and
+	// Generation how many resets there were (a replay that went back).
+	Events     uint64 `json:"events"`
+	Generation uint64 `json:"generation"`
 	// Pipeline is the pipeline the boxes belong to (set by the hub).
 	Pipeline pipelineLabel `json:"pipeline"`
 	// LastAction is what "repeat" would do again, "" before the first action (set by
 	// the server).
 	LastAction string `json:"lastAction,omitempty"`
+	// Replay is the player's position when the page replays a recording (set by the
+	// server); nil live.
+	Replay *replayState `json:"replay,omitempty"`
 }
 
 // snapshot copies the boxes, in the order of informers and handlers (then any others

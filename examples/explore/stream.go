@@ -75,6 +75,7 @@ const (
 //	event: state   data: the snapshot of every box, at most every statePeriod when it changed
 //	event: events  data: a JSON array of new trace events (id: the newest one's number)
 //	event: gap     data: {"missed": n} — events that left the ring before this stream read them
+//	event: reset   data: {"generation": g} — the hub forgot every event (a replay went back): start over
 //
 // A reconnecting EventSource sends Last-Event-ID and resumes after it. The stream ends
 // when the client goes away or done is closed (the server is shutting down).
@@ -91,6 +92,9 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
 
 	wake, unsubscribe := s.hub.subscribe()
 	defer unsubscribe()
+	// Why the generation first: a reset between the two reads is then seen by the
+	// first read of events, which starts the page over.
+	gen := s.hub.generation()
 	seq := s.resumeFrom(r)
 	ticker := time.NewTicker(statePeriod)
 	defer ticker.Stop()
@@ -111,7 +115,13 @@ func (s *server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		// Drain everything that arrived: under load each wake carries many events, so
 		// the cost per event falls as the rate rises.
 		for {
-			events, missed := s.hub.since(seq, batchLimit)
+			events, missed, g := s.hub.sinceGen(seq, gen, batchLimit)
+			if g != gen {
+				gen = g
+				if _, err := fmt.Fprintf(w, "event: reset\ndata: {\"generation\":%d}\n\n", g); err != nil {
+					return
+				}
+			}
 			if missed > 0 {
 				if _, err := fmt.Fprintf(w, "event: gap\ndata: {\"missed\":%d}\n\n", missed); err != nil {
 					return
@@ -174,9 +184,46 @@ func (s *server) serveState(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, s.state())
 }
 
-// state is what the page draws: the hub's snapshot, and what repeat-last would do.
+// aroundSpan is how many events /around returns on each side of the one asked for.
+const aroundSpan = 12
+
+// serveAround is GET /around?seq=N: the kept events numbered N-12 to N+12, for the
+// page to show what happened at a moment of a plot.
+func (s *server) serveAround(w http.ResponseWriter, r *http.Request) {
+	seq, err := strconv.ParseUint(r.URL.Query().Get("seq"), 10, 64)
+	if err != nil {
+		httpError(w, http.StatusBadRequest, "around needs ?seq=N, an event number: "+err.Error())
+		return
+	}
+	from := seq - min(seq, aroundSpan+1)
+	events, _ := s.hub.since(from, 2*aroundSpan+1)
+	writeJSON(w, http.StatusOK, map[string]any{"seq": seq, "events": toWires(events)})
+}
+
+// servePlots is GET /plots?after=N: every plot's points and the marks after event N,
+// and the generation they belong to (a page of another generation asks from 0).
+func (s *server) servePlots(w http.ResponseWriter, r *http.Request) {
+	var after uint64
+	if a := r.URL.Query().Get("after"); a != "" {
+		n, err := strconv.ParseUint(a, 10, 64)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "plots: after must be an event number: "+err.Error())
+			return
+		}
+		after = n
+	}
+	v, gen := s.hub.plotsSince(after)
+	writeJSON(w, http.StatusOK, map[string]any{"generation": gen, "after": v.After, "series": v.Series, "marks": v.Marks})
+}
+
+// state is what the page draws: the hub's snapshot, what repeat-last would do, and
+// the replay's position.
 func (s *server) state() snapshot {
 	snap := s.hub.snapshot()
+	if s.replay != nil {
+		st := s.replay.player.state(s.replay.file)
+		snap.Replay = &st
+	}
 	if last := s.lastAction(); last != nil {
 		snap.LastAction = last.String()
 	}

@@ -145,6 +145,27 @@ func TestEventStream(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(next(t, openStream(t, ts, ""), "events").data), &events))
 		assert.Equal(t, uint64(51), events[0].Seq)
 	})
+	t.Run("after a reset the stream says so, then carries only the events after it", func(t *testing.T) {
+		h := testHub(100)
+		h.Record(added("ns/before"))
+		ts := startTestServer(t, true, h)
+		stream := openStream(t, ts, "")
+		next(t, stream, "events")
+		h.reset()
+		h.Record(added("ns/after"))
+		assert.JSONEq(t, `{"generation":1}`, next(t, stream, "reset").data)
+		var events []wireEvent
+		require.NoError(t, json.Unmarshal([]byte(next(t, stream, "events").data), &events))
+		require.Len(t, events, 1)
+		assert.Equal(t, "ns/after", events[0].Key)
+		assert.Equal(t, uint64(2), events[0].Seq, "numbers go on across a reset")
+
+		var s snapshot
+		require.NoError(t, json.Unmarshal([]byte(next(t, openStream(t, ts, ""), "state").data), &s))
+		assert.Equal(t, uint64(1), s.Events, "the boxes count from the reset")
+		assert.Equal(t, uint64(1), s.Generation)
+		assert.Equal(t, 1, s.Workqueue.Adds)
+	})
 	t.Run("the stream ends when the server shuts down", func(t *testing.T) {
 		ts := startTestServer(t, true, testHub(10))
 		stream := openStream(t, ts, "")
