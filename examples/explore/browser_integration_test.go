@@ -17,7 +17,7 @@ import (
 	"github.com/kubeinternals/informers/internal/browser"
 )
 
-var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser test's screenshots to docs/images/explorer.png and explorer-classic.png")
+var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser tests' screenshots to docs/images (explorer.png, explorer-classic.png, replay.png)")
 
 // browserFoo is the Foo the browser test creates.
 const browserFoo = "from-the-browser"

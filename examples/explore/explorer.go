@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
@@ -38,6 +39,9 @@ type explorer struct {
 	srv    *http.Server
 	done   chan struct{} // closed to end the event streams
 	served chan error    // Serve's result
+	// cancel and players, in replay: the player's context and its goroutine.
+	cancel  context.CancelFunc
+	players sync.WaitGroup
 }
 
 // startExplorer installs the Foo CRD, starts foo-controller on c on pipeline p,
@@ -99,8 +103,13 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 	return x, nil
 }
 
-// controller is the running controller; nil before it started.
-func (x *explorer) controller() *controller.Controller { return x.runner.controller() }
+// controller is the running controller; nil before it started, and in replay.
+func (x *explorer) controller() *controller.Controller {
+	if x.runner == nil {
+		return nil
+	}
+	return x.runner.controller()
+}
 
 // Stop ends the event streams, shuts the server down (waiting up to 10s for actions
 // in progress), then stops the controller — ending a pipeline switch in progress.
@@ -111,6 +120,13 @@ func (x *explorer) Stop() error {
 	errShut := x.srv.Shutdown(ctx)
 	if err := <-x.served; !errors.Is(err, http.ErrServerClosed) {
 		errShut = errors.Join(errShut, err)
+	}
+	if x.cancel != nil {
+		x.cancel()
+		x.players.Wait()
+	}
+	if x.runner == nil {
+		return errShut
 	}
 	return errors.Join(errShut, x.runner.stop())
 }

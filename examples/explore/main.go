@@ -12,6 +12,11 @@
 //	go run ./examples/explore                 # prints the URL to open
 //	go run ./examples/explore -addr 127.0.0.1:9000
 //	go run ./examples/explore -pipeline classic
+//	go run ./examples/explore -replay docs/recordings/watch-cut.jsonl.gz
+//
+// With -replay it starts no cluster and no controller: it serves the same page from a
+// recording (docs/recordings/README.md), with a player — play, pause, step, speed, a
+// scrubber — instead of the action buttons.
 //
 // Ctrl-C stops the server, then the controller, then the cluster it started.
 package main
@@ -33,6 +38,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8077", "where to serve the page: a loopback host:port (port 0 picks a free one)")
 	pipeline := flag.String("pipeline", string(controller.DefaultPipeline),
 		`the pipeline foo-controller starts on: "default" (RealFIFO fed by a watch-list, as client-go 1.36) or "classic" (DeltaFIFO fed by a paged LIST); the page switches it`)
+	replay := flag.String("replay", "", "serve this recording (a .jsonl or .jsonl.gz file) instead of a live controller: no cluster needed")
 	flag.Parse()
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
@@ -40,7 +46,11 @@ func main() {
 	// Why: a component given no Logger logs through slog.Default(); this way its lines
 	// read like the rest of this program's.
 	slog.SetDefault(log)
-	if err := run(ctx, log, *addr, *pipeline); err != nil {
+	runIt := func() error { return run(ctx, log, *addr, *pipeline) }
+	if *replay != "" {
+		runIt = func() error { return runReplay(ctx, log, *addr, *replay) }
+	}
+	if err := runIt(); err != nil {
 		log.Error("explore failed", "err", err)
 		stop()
 		os.Exit(1)
@@ -75,6 +85,21 @@ func run(ctx context.Context, log *slog.Logger, addr, pipeline string) error {
 	fmt.Printf("\nexplorer ready: open %s\nfoo-controller runs the %s pipeline: %s\n(Ctrl-C stops it and the cluster it started)\n\n", x.URL, p, labelOf(p, 1).Text)
 	<-ctx.Done()
 	log.Info("shutting down: the server, then the controller")
+	return x.Stop()
+}
+
+// runReplay serves the recording in file until ctx ends.
+func runReplay(ctx context.Context, log *slog.Logger, addr, file string) error {
+	ln, err := listenLoopback(addr)
+	if err != nil {
+		return err
+	}
+	x, err := startReplay(ctx, file, ln, log)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nexplorer ready: open %s\nreplaying %s: press play on the page (Ctrl-C stops it)\n\n", x.URL, file)
+	<-ctx.Done()
 	return x.Stop()
 }
 

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
@@ -52,6 +53,10 @@ type server struct {
 	done    chan struct{}
 	page    *template.Template
 
+	// replay is the recording this server replays; nil when it runs live. Set before
+	// the server serves; only read after.
+	replay *replaySource
+
 	mu   sync.Mutex
 	last *lastAction // the last action that succeeded, for repeat-last; guarded by mu
 }
@@ -85,6 +90,9 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /events", s.serveEvents)
 	mux.HandleFunc("GET /state", s.serveState)
 	mux.HandleFunc("GET /journey", s.serveJourney)
+	mux.HandleFunc("GET /plots", s.servePlots)
+	mux.HandleFunc("GET /around", s.serveAround)
+	mux.HandleFunc("/api/replay", s.serveReplay)
 	mux.HandleFunc("/api/{action}", s.serveAction)
 	// Why under /api too: they are actions, behind the same checks (checkAction).
 	mux.HandleFunc("/api/"+switchPipeline, s.serveSwitchPipeline)
@@ -116,6 +124,10 @@ type pageData struct {
 	Pipeline        pipelineLabel
 	Pipelines       []pipelineLabel
 	PipelineReading []string
+	// Replay is the recording the page replays; nil when it runs live. ActionsOff
+	// says why every action is off ("" live).
+	Replay     *replayState
+	ActionsOff string
 }
 
 func (s *server) servePage(w http.ResponseWriter, _ *http.Request) {
@@ -126,6 +138,10 @@ func (s *server) servePage(w http.ResponseWriter, _ *http.Request) {
 	}
 	if !s.local {
 		d.FaultsOff = "needs the local control plane: run without $KUBECONFIG"
+	}
+	if s.replay != nil {
+		st := s.replay.player.state(s.replay.file)
+		d.Replay, d.ActionsOff, d.FaultsOff = &st, actionsOff, actionsOff
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -174,6 +190,22 @@ func pageNavigation(r *http.Request) bool {
 // checkAction refuses a request that is not this page's own action call, writing the
 // error; it reports whether the request may go on.
 func (s *server) checkAction(w http.ResponseWriter, r *http.Request) bool {
+	return s.checkCaller(w, r) && s.checkLive(w, r)
+}
+
+// checkLive refuses an action on the cluster while the server replays a recording:
+// there is no cluster. The replay's own controls (/api/replay) do not ask it.
+func (s *server) checkLive(w http.ResponseWriter, r *http.Request) bool {
+	if s.replay != nil && r.URL.Path != "/api/replay" {
+		httpError(w, http.StatusConflict, strings.TrimPrefix(r.URL.Path, "/api/")+": "+actionsOff)
+		return false
+	}
+	return true
+}
+
+// checkCaller refuses a request that is not this page's own POST of JSON with the
+// page's token, writing the error; it reports whether the request may go on.
+func (s *server) checkCaller(w http.ResponseWriter, r *http.Request) bool {
 	switch site := r.Header.Get("Sec-Fetch-Site"); {
 	case r.Method != http.MethodPost:
 		w.Header().Set("Allow", http.MethodPost)
