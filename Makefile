@@ -5,7 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
 
-.PHONY: all demo lab explore recordings test unit lint bench controlplane cluster cluster-down check-go
+.PHONY: all demo lab explore replay recordings test unit lint bench controlplane cluster cluster-down check-go
 
 all: lint test
 
@@ -51,6 +51,10 @@ lab: check-go
 ## explore: the pipeline live in the browser — foo-controller traced, buttons for changes and faults; prints the URL (ADDR=127.0.0.1:8077, PIPELINE=default|classic)
 explore: check-go
 	@bash hack/with-cluster.sh $(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077) -pipeline $(or $(PIPELINE),default)
+
+## replay: the explorer's page from a recording, no cluster needed (FILE=docs/recordings/NAME.jsonl.gz, the demo's by default; ADDR as for explore)
+replay: check-go
+	$(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077) -replay $(or $(FILE),docs/recordings/demo.jsonl.gz)
 
 ## recordings: run every lab scenario and the demo on the embedded cluster and rewrite their recordings in docs/recordings (what the explorer replays)
 recordings: check-go

@@ -23,6 +23,16 @@ that run, see [chapter 7](07-reading-a-trace.md)) and **Why** — and the **Answ
 from what the run observed, never written in advance. The same function is the scenario's
 integration test (`+"`TestIntegrationLab/<name>`"+`), which fails if a claim does not hold.
 
+Every scenario's run is also recorded in [`+"`docs/recordings`"+`](recordings/README.md), and the
+explorer replays any of them in the browser without a cluster — the boxes, the timeline, the
+journeys and the plots of queue depth and backlogs, with the faults marked:
+
+`+"```sh"+`
+make replay FILE=docs/recordings/compaction-410.jsonl.gz   # prints the URL; starts in seconds
+`+"```"+`
+
+![The explorer replaying compaction-410: the player, the boxes, the plots with the relist and the faults marked, and pt-1's journey ending in the relist's tombstone](images/replay.png)
+
 `+"```sh"+`
 make lab                                # every scenario, then a table of answers
 make lab NAME="watch-cut compaction-410"
@@ -56,6 +66,7 @@ pipeline by name (`+"`Queue: informer.DeltaFIFOQueue, InitialList: reflector.Pag
 			fmt.Fprintf(w, "Fault: %s (local control plane only).\n\n", s.Fault)
 		}
 		fmt.Fprintf(w, "%s\n\nRead: %s.\n\n`go run ./examples/lab %s`\n\n", s.Why, linkPaths(strings.Join(s.Read, "; ")), s.Name)
+		fmt.Fprintf(w, "Replay its [recording](recordings/%[1]s.jsonl.gz), no cluster needed: `make replay FILE=docs/recordings/%[1]s.jsonl.gz`\n\n", s.Name)
 	}
 }
 
