@@ -54,7 +54,7 @@ explore: check-go
 
 ## replay: the explorer's page from a recording, no cluster needed (FILE=docs/recordings/NAME.jsonl.gz, the demo's by default; ADDR as for explore)
 replay: check-go
-	$(GO) run ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077) -replay $(or $(FILE),docs/recordings/demo.jsonl.gz)
+	$(GO) run -tags replayonly ./examples/explore -addr $(or $(ADDR),127.0.0.1:8077) -replay $(or $(FILE),docs/recordings/demo.jsonl.gz)
 
 ## recordings: run every lab scenario and the demo on the embedded cluster and rewrite their recordings in docs/recordings (what the explorer replays)
 recordings: check-go

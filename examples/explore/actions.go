@@ -1,11 +1,11 @@
+//go:build !replayonly
+
 package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -51,7 +51,6 @@ const (
 	maxReplicas = 10
 	maxTimes    = 10
 	maxDelay    = 5 * time.Second
-	maxBody     = 4 << 10
 )
 
 // action is one button: its endpoint (/api/Name), its inputs, what it does, what to
@@ -149,22 +148,6 @@ func (s *server) serveAction(w http.ResponseWriter, r *http.Request) {
 	}
 	s.remember(act, in)
 	writeJSON(w, http.StatusOK, map[string]string{"did": did, "expect": act.Expect})
-}
-
-// decodeBody decodes the request's body, one JSON object of v's fields and nothing
-// else, into v; on failure it answers 400 and reports false.
-func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		httpError(w, http.StatusBadRequest, "the body must be one JSON object of the action's fields: "+err.Error())
-		return false
-	}
-	if dec.Decode(&struct{}{}) != io.EOF {
-		httpError(w, http.StatusBadRequest, "the body must be one JSON object, with nothing after it")
-		return false
-	}
-	return true
 }
 
 // statusOf maps an action's error to an HTTP status: the apiserver's own code for

@@ -1,13 +1,13 @@
+//go:build !replayonly
+
 package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
@@ -26,23 +26,6 @@ import (
 // would show nothing. Served straight from etcd, the next watch after a compaction
 // gets the 410 Gone that a busy cluster produces when the window moves on.
 var exploreAPIServerFlags = []string{"--watch-cache-sizes=deployments.apps#0,foos.samplecontroller.k8s.io#0"}
-
-// ringSize is how many trace events the hub keeps for new streams and journeys.
-const ringSize = 20000
-
-// explorer is the running explorer: the controller, traced into the hub, and the
-// server of the page.
-type explorer struct {
-	URL    string
-	runner *runner
-	hub    *hub
-	srv    *http.Server
-	done   chan struct{} // closed to end the event streams
-	served chan error    // Serve's result
-	// cancel and players, in replay: the player's context and its goroutine.
-	cancel  context.CancelFunc
-	players sync.WaitGroup
-}
 
 // startExplorer installs the Foo CRD, starts foo-controller on c on pipeline p,
 // traced into a hub, and serves the page on ln. Stop undoes it.
@@ -90,7 +73,7 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 		LeaderElection: &controller.LeaderElection{Namespace: "default", Name: "foo-controller-explore", Identity: "explore", ReleaseOnCancel: true}}
 	r = newRunner(ctx, x.hub, buildController(c.Watched, opts), log)
 	x.runner = r
-	s, err := newServer(x.hub, w, x.runner, ln.Addr().String(), c.Local, x.done)
+	s, err := newLiveServer(x.hub, w, x.runner, ln.Addr().String(), c.Local, x.done)
 	if err != nil {
 		return nil, err
 	}
@@ -103,32 +86,26 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 	return x, nil
 }
 
+// liveExplorer is the live explorer's controller: the runner that starts it on a
+// pipeline and switches it. runner is nil in replay.
+type liveExplorer struct {
+	runner *runner
+}
+
+// stopLive stops the controller, if one runs.
+func (l *liveExplorer) stopLive() error {
+	if l.runner == nil {
+		return nil
+	}
+	return l.runner.stop()
+}
+
 // controller is the running controller; nil before it started, and in replay.
 func (x *explorer) controller() *controller.Controller {
 	if x.runner == nil {
 		return nil
 	}
 	return x.runner.controller()
-}
-
-// Stop ends the event streams, shuts the server down (waiting up to 10s for actions
-// in progress), then stops the controller — ending a pipeline switch in progress.
-func (x *explorer) Stop() error {
-	close(x.done)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	errShut := x.srv.Shutdown(ctx)
-	if err := <-x.served; !errors.Is(err, http.ErrServerClosed) {
-		errShut = errors.Join(errShut, err)
-	}
-	if x.cancel != nil {
-		x.cancel()
-		x.players.Wait()
-	}
-	if x.runner == nil {
-		return errShut
-	}
-	return errors.Join(errShut, x.runner.stop())
 }
 
 // sizeOf is a cache's object count and, per index, its number of values.

@@ -202,7 +202,7 @@ func startTestServer(t testing.TB, local bool, h *hub) *testServer {
 	w := &fakeWorld{}
 	r, runs := newFakeRunner(t, h)
 	done := make(chan struct{})
-	s, err := newServer(h, w, r, ln.Addr().String(), local, done)
+	s, err := newLiveServer(h, w, r, ln.Addr().String(), local, done)
 	require.NoError(t, err)
 	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.handler()}}
 	hs.Start()

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -93,26 +92,6 @@ const (
 	// which it replaced and that the boxes start from zero.
 	pipelineStarted trace.Kind = "pipeline started"
 )
-
-// startPipeline resets every box for a controller about to start on label, and marks
-// that in the journey stream; from is the pipeline of the controller it replaces (""
-// for the first).
-//
-// Why the box reset and the mark are under one hold of mu: a stream or a snapshot
-// sees either the old boxes and no mark, or the new ones and the mark, never a mix.
-// Invariant: the caller has stopped the old controller, so every event after the mark
-// is the new controller's.
-func (h *hub) startPipeline(label pipelineLabel, from controller.Pipeline) {
-	reason := "foo-controller on the " + label.Name + " pipeline: " + label.Text
-	if from != "" {
-		reason += ", replacing the " + string(from) + " one; the boxes start from zero"
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.pipe = h.freshPipeline(label.Queue)
-	h.label = label
-	h.recordLocked(trace.Event{Time: time.Now(), Stage: explorerStage, Kind: pipelineStarted, Source: "explorer", Type: label.Name, Reason: reason})
-}
 
 // Record is the hub's trace.Sink.
 func (h *hub) Record(e trace.Event) {

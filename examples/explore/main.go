@@ -1,3 +1,5 @@
+//go:build !replayonly
+
 // Command explore is `make explore`: the informer pipeline, live in the browser.
 //
 // It starts the embedded local cluster (or uses the cluster in $KUBECONFIG), runs
@@ -26,7 +28,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
@@ -86,37 +87,4 @@ func run(ctx context.Context, log *slog.Logger, addr, pipeline string) error {
 	<-ctx.Done()
 	log.Info("shutting down: the server, then the controller")
 	return x.Stop()
-}
-
-// runReplay serves the recording in file until ctx ends.
-func runReplay(ctx context.Context, log *slog.Logger, addr, file string) error {
-	ln, err := listenLoopback(addr)
-	if err != nil {
-		return err
-	}
-	x, err := startReplay(ctx, file, ln, log)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\nexplorer ready: open %s\nreplaying %s: press play on the page (Ctrl-C stops it)\n\n", x.URL, file)
-	<-ctx.Done()
-	return x.Stop()
-}
-
-// listenLoopback listens on addr, which must be a loopback address or "localhost".
-//
-// Why refuse other addresses: the page's buttons can restart the apiserver; they are
-// for the person at this machine.
-func listenLoopback(addr string) (net.Listener, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("-addr %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, fmt.Errorf("-addr %q: the explorer listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
-	}
-	if host == "localhost" {
-		addr = net.JoinHostPort("127.0.0.1", addr[len(host)+1:])
-	}
-	return net.Listen("tcp", addr)
 }

@@ -348,3 +348,17 @@ func (p *pipeline) retriesWaiting(now time.Time) int {
 	}
 	return len(p.retryAt)
 }
+
+// pipelineLabel is the running pipeline, as the page shows it.
+type pipelineLabel struct {
+	// Name is the controller.Pipeline: "default" or "classic".
+	Name string `json:"name"`
+	// Text is what it is made of and whose it is: "RealFIFO fed by a watch-list
+	// (client-go 1.36 default)".
+	Text string `json:"text"`
+	// Queue is the stage its informers' queues report as: "realfifo" or "deltafifo".
+	Queue string `json:"queue"`
+	// Run numbers the controllers the explorer started: 1 for the first, one more per
+	// switch.
+	Run int `json:"run"`
+}

@@ -43,7 +43,7 @@ func startReplay(ctx context.Context, file string, ln net.Listener, log *slog.Lo
 	hb.clock = p.now
 	ctx, cancel := context.WithCancel(ctx)
 	x = &explorer{done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/", hub: hb, cancel: cancel}
-	s, err := newServer(hb, nil, nil, ln.Addr().String(), false, x.done)
+	s, err := newServer(hb, ln.Addr().String(), x.done)
 	if err != nil {
 		cancel()
 		ln.Close()
@@ -190,4 +190,37 @@ func (s *server) serveReplay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, p.state(s.replay.file))
+}
+
+// runReplay serves the recording in file until ctx ends.
+func runReplay(ctx context.Context, log *slog.Logger, addr, file string) error {
+	ln, err := listenLoopback(addr)
+	if err != nil {
+		return err
+	}
+	x, err := startReplay(ctx, file, ln, log)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nexplorer ready: open %s\nreplaying %s: press play on the page (Ctrl-C stops it)\n\n", x.URL, file)
+	<-ctx.Done()
+	return x.Stop()
+}
+
+// listenLoopback listens on addr, which must be a loopback address or "localhost".
+//
+// Why refuse other addresses: the page's buttons can restart the apiserver; they are
+// for the person at this machine.
+func listenLoopback(addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("-addr %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("-addr %q: the explorer listens on loopback only (127.0.0.1, ::1 or localhost)", addr)
+	}
+	if host == "localhost" {
+		addr = net.JoinHostPort("127.0.0.1", addr[len(host)+1:])
+	}
+	return net.Listen("tcp", addr)
 }

@@ -1,3 +1,5 @@
+//go:build !replayonly
+
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -28,20 +31,6 @@ type pipelineInfo struct {
 var pipelineInfos = map[controller.Pipeline]pipelineInfo{
 	controller.DefaultPipeline: {Queue: trace.RealFIFO, Note: "client-go 1.36 default"},
 	controller.ClassicPipeline: {Queue: trace.DeltaFIFO, Note: "the classic one most write-ups describe"},
-}
-
-// pipelineLabel is the running pipeline, as the page shows it.
-type pipelineLabel struct {
-	// Name is the controller.Pipeline: "default" or "classic".
-	Name string `json:"name"`
-	// Text is what it is made of and whose it is: "RealFIFO fed by a watch-list
-	// (client-go 1.36 default)".
-	Text string `json:"text"`
-	// Queue is the stage its informers' queues report as: "realfifo" or "deltafifo".
-	Queue string `json:"queue"`
-	// Run numbers the controllers the explorer started: 1 for the first, one more per
-	// switch.
-	Run int `json:"run"`
 }
 
 // labelOf is p's label for the run numbered n.
@@ -285,4 +274,24 @@ func (r *ctlRun) awaitSynced(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// startPipeline resets every box for a controller about to start on label, and marks
+// that in the journey stream; from is the pipeline of the controller it replaces (""
+// for the first).
+//
+// Why the box reset and the mark are under one hold of mu: a stream or a snapshot
+// sees either the old boxes and no mark, or the new ones and the mark, never a mix.
+// Invariant: the caller has stopped the old controller, so every event after the mark
+// is the new controller's.
+func (h *hub) startPipeline(label pipelineLabel, from controller.Pipeline) {
+	reason := "foo-controller on the " + label.Name + " pipeline: " + label.Text
+	if from != "" {
+		reason += ", replacing the " + string(from) + " one; the boxes start from zero"
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pipe = h.freshPipeline(label.Queue)
+	h.label = label
+	h.recordLocked(trace.Event{Time: time.Now(), Stage: explorerStage, Kind: pipelineStarted, Source: "explorer", Type: label.Name, Reason: reason})
 }

@@ -8,14 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
-
-	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 )
 
 //go:embed page
@@ -43,27 +41,27 @@ const tokenHeader = "X-Explore-Token"
 // send any Host, Origin and Sec-Fetch-Site it likes; the README's Safety section says
 // why that is out of scope.
 type server struct {
-	hub     *hub
-	world   world
-	runner  *runner // switches the controller's pipeline
-	actions []action
-	token   string
-	hosts   []string // the Host values this server answers to
-	local   bool     // faults can be injected
-	done    chan struct{}
-	page    *template.Template
+	hub   *hub
+	token string
+	hosts []string // the Host values this server answers to
+	done  chan struct{}
+	page  *template.Template
 
 	// replay is the recording this server replays; nil when it runs live. Set before
 	// the server serves; only read after.
 	replay *replaySource
 
-	mu   sync.Mutex
-	last *lastAction // the last action that succeeded, for repeat-last; guarded by mu
+	// liveParts are the actions on a cluster, the pipeline switch and repeat-last
+	// (server_live.go): empty in the replay-only build (server_replayonly.go).
+	//
+	// Why a build split: a replay needs none of client-go, and compiling it is most of
+	// the first run's time; `go run -tags replayonly` leaves it out (make replay).
+	liveParts
 }
 
-// newServer builds the server for a listener bound to addr (host:port, loopback).
-// Closing done ends every event stream.
-func newServer(h *hub, w world, r *runner, addr string, local bool, done chan struct{}) (*server, error) {
+// newServer builds the server for a listener bound to addr (host:port, loopback),
+// without actions: a replay's. Closing done ends every event stream.
+func newServer(h *hub, addr string, done chan struct{}) (*server, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -78,7 +76,7 @@ func newServer(h *hub, w world, r *runner, addr string, local bool, done chan st
 	}
 	// The address it listens on, and localhost, which the browser may have typed.
 	hosts := []string{net.JoinHostPort(host, port), net.JoinHostPort("localhost", port)}
-	return &server{hub: h, world: w, runner: r, actions: actions(), token: hex.EncodeToString(token), hosts: hosts, local: local, done: done, page: page}, nil
+	return &server{hub: h, token: hex.EncodeToString(token), hosts: hosts, done: done, page: page}, nil
 }
 
 // handler is every route, behind the Host check.
@@ -93,10 +91,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("GET /plots", s.servePlots)
 	mux.HandleFunc("GET /around", s.serveAround)
 	mux.HandleFunc("/api/replay", s.serveReplay)
-	mux.HandleFunc("/api/{action}", s.serveAction)
-	// Why under /api too: they are actions, behind the same checks (checkAction).
-	mux.HandleFunc("/api/"+switchPipeline, s.serveSwitchPipeline)
-	mux.HandleFunc("/api/"+repeatLast, s.serveRepeatLast)
+	s.liveRoutes(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !slices.Contains(s.hosts, r.Host) {
 			httpError(w, http.StatusForbidden, fmt.Sprintf("unexpected Host %q: this explorer answers only to http://%s", r.Host, s.hosts[0]))
@@ -116,7 +111,7 @@ type pageData struct {
 	Token     string
 	Local     bool
 	FaultsOff string // why fault buttons are disabled; "" when they are not
-	Actions   []action
+	Actions   any    // the buttons: []action, set by livePage
 	Namespace string
 	DocsBase  string
 	// Pipeline is the running one; Pipelines every one, for the switch's buttons;
@@ -131,14 +126,8 @@ type pageData struct {
 }
 
 func (s *server) servePage(w http.ResponseWriter, _ *http.Request) {
-	d := pageData{Token: s.token, Local: s.local, Actions: s.actions, Namespace: namespace, DocsBase: docsBase,
-		Pipeline: s.hub.runningPipeline(), PipelineReading: pipelineReading}
-	for _, p := range controller.Pipelines {
-		d.Pipelines = append(d.Pipelines, labelOf(p, 0))
-	}
-	if !s.local {
-		d.FaultsOff = "needs the local control plane: run without $KUBECONFIG"
-	}
+	d := pageData{Token: s.token, Pipeline: s.hub.runningPipeline()}
+	s.livePage(&d)
 	if s.replay != nil {
 		st := s.replay.player.state(s.replay.file)
 		d.Replay, d.ActionsOff, d.FaultsOff = &st, actionsOff, actionsOff
@@ -236,4 +225,23 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// maxBody bounds a request's JSON body: an action's inputs, a replay control.
+const maxBody = 4 << 10
+
+// decodeBody decodes the request's body, one JSON object of v's fields and nothing
+// else, into v; on failure it answers 400 and reports false.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		httpError(w, http.StatusBadRequest, "the body must be one JSON object of the action's fields: "+err.Error())
+		return false
+	}
+	if dec.Decode(&struct{}{}) != io.EOF {
+		httpError(w, http.StatusBadRequest, "the body must be one JSON object, with nothing after it")
+		return false
+	}
+	return true
 }

@@ -224,8 +224,6 @@ func (s *server) state() snapshot {
 		st := s.replay.player.state(s.replay.file)
 		snap.Replay = &st
 	}
-	if last := s.lastAction(); last != nil {
-		snap.LastAction = last.String()
-	}
+	snap.LastAction = s.lastActionText()
 	return snap
 }
