@@ -204,11 +204,22 @@ func listIfAny(items []string) string {
 	return ": " + strings.Join(items, "; ")
 }
 
-// queuePerProcessRecorded: both instances reconciled the shared Foo, each from its
-// own queue.
+// queuePerProcessRecorded: two processes, A and B, each took the shared Foo from its
+// own workqueue and reconciled it.
 func queuePerProcessRecorded(r recorded) Check {
-	syncs := r.of(trace.Reconciled).about("/shared")
-	a := syncs.where(func(e trace.Event) bool { return strings.HasPrefix(e.Source, "A/") })
-	b := syncs.where(func(e trace.Event) bool { return strings.HasPrefix(e.Source, "B/") })
-	return check("both instances reconciled the shared Foo", len(a) > 0 && len(b) > 0, "A: %d syncs, B: %d syncs", len(a), len(b))
+	processes := map[string]bool{}
+	for _, e := range r.library() {
+		if p, _, ok := strings.Cut(e.Source, "/"); ok {
+			processes[p] = true
+		}
+	}
+	took := func(p string) int {
+		return len(r.of(trace.Got).about("/shared").where(func(e trace.Event) bool { return e.Source == p+"/foos" }))
+	}
+	syncs := func(p string) int {
+		return len(r.of(trace.Reconciled).about("/shared").where(func(e trace.Event) bool { return strings.HasPrefix(e.Source, p+"/") }))
+	}
+	return check("two processes, A and B, each took the shared Foo from its own workqueue and reconciled it",
+		len(processes) == 2 && processes["A"] && processes["B"] && took("A") > 0 && took("B") > 0 && syncs("A") > 0 && syncs("B") > 0,
+		"processes %d; A took it %d times, synced %d; B took it %d times, synced %d", len(processes), took("A"), syncs("A"), took("B"), syncs("B"))
 }
