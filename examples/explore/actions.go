@@ -141,6 +141,7 @@ func (s *server) serveAction(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Minute)
 	defer cancel()
+	s.markAction(act, in)
 	did, err := act.run(ctx, s.world, in)
 	if err != nil {
 		httpError(w, statusOf(err), act.Name+": "+err.Error())

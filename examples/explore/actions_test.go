@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/trace"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -210,4 +212,23 @@ func message(t *testing.T, body string) string {
 	require.NoError(t, json.Unmarshal([]byte(body), &e), body)
 	require.NotEmpty(t, e.Error, "an error body says what was wrong: %s", body)
 	return e.Error
+}
+
+func TestAnActionIsMarkedInTheTraceBeforeItRuns(t *testing.T) {
+	ts := startTestServer(t, true, nil)
+	code, body := ts.post(t, "create-foo", `{"name":"demo","replicas":2}`)
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = ts.post(t, "cut-watch", `{}`)
+	require.Equal(t, http.StatusOK, code, body)
+	events, _ := ts.hub.since(0, 100)
+	var marks []string
+	for _, e := range events {
+		if e.Kind == trace.Action {
+			marks = append(marks, e.Type+": "+e.Detail)
+		}
+	}
+	assert.Equal(t, []string{"change: Create Foo (name demo, replicas 2)", "fault: Cut the watch"}, marks)
+	plotted, _ := ts.hub.plotsSince(0)
+	require.Len(t, plotted.Marks, 2, "the plots mark both")
+	assert.Equal(t, "fault", plotted.Marks[1].Kind)
 }

@@ -97,6 +97,11 @@ return c.watchEvents > b.WatchEvents && c.queued > b.Queued && c.objects > b.Obj
 	require.NoError(t, b.Await(ctx, "the timeline to show the Foo's journey",
 		`[...document.querySelectorAll("#events li .text")].some(e => e.textContent.includes("reconciled explore/`+browserFoo+`"))`))
 
+	require.NoError(t, b.Await(ctx, "the plots to draw the workqueue and the handlers' backlogs, with the create marked", `
+return document.querySelector('svg.plot[data-group="workqueue"] path.series[data-series="workqueue"]') !== null &&
+  document.querySelector('svg.plot[data-group="backlog"] path.series[data-series="backlog:enqueueFoo"]') !== null &&
+  [...document.querySelectorAll('svg.plot rect.mark-hit.change title')].some((t) => t.textContent.includes("Create Foo (name `+browserFoo+`"));`))
+
 	screenshot(ctx, t, b, "explorer.png")
 
 	// Why before the cut: "repeat" runs the last action, which must be the create.

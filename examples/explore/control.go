@@ -162,6 +162,7 @@ func (s *server) serveRepeatLast(w http.ResponseWriter, r *http.Request) {
 	var taken []string
 	for _, name := range names {
 		in.Name = name
+		s.markAction(&last.act, in)
 		did, err := last.act.run(ctx, s.world, in)
 		if last.act.Creates && apierrors.IsAlreadyExists(err) {
 			taken = append(taken, name)

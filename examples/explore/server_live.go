@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // liveParts is what a live explorer's server has beyond a replay's: the world the
@@ -58,4 +59,11 @@ func (s *server) lastActionText() string {
 		return last.String()
 	}
 	return ""
+}
+
+// markAction puts an action into the trace, as the lab's faults and changes are, just
+// before it runs: the plots mark it on their time axis, and a recording of the
+// explorer's events would keep it.
+func (s *server) markAction(act *action, in args) {
+	trace.New(s.hub.Record).Action((&lastAction{act: *act, in: in}).String(), act.Fault)
 }
