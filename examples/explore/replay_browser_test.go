@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -68,8 +66,8 @@ func TestReplayInTheBrowser(t *testing.T) {
 		require.NoError(t, b.Await(ctx, "a few events to play", `Number(document.querySelector("#replay-scrub").value) >= 4`))
 		require.NoError(t, b.Click(ctx, "#replay-play"))
 		require.NoError(t, b.Await(ctx, "the play button to offer play", `document.querySelector("#replay-play").textContent === "play"`))
-		assert.False(t, x.hubState(t).Replay.Playing)
-		assert.Less(t, x.hubState(t).Replay.Pos, total)
+		assert.False(t, replayOf(t, x).Playing)
+		assert.Less(t, replayOf(t, x).Pos, total)
 	})
 
 	t.Run("the scrubber jumps forwards and back; the boxes count from the start", func(t *testing.T) {
@@ -80,7 +78,7 @@ func TestReplayInTheBrowser(t *testing.T) {
 		require.NoError(t, b.Await(ctx, "the player back at 10", posIs, 10))
 		require.NoError(t, b.Await(ctx, "the page to start over: 10 events, 10 rows",
 			`document.querySelector("#events-total").textContent === "10" && document.querySelectorAll("#events li").length === 10`))
-		assert.Equal(t, uint64(1), x.hubState(t).Generation)
+		assert.Equal(t, uint64(1), x.state(t).Generation)
 	})
 
 	t.Run("played to the end, the plots show the relist and a click on it shows its events", func(t *testing.T) {
@@ -135,14 +133,10 @@ el.dispatchEvent(new Event("input", { bubbles: true })); el.dispatchEvent(new Ev
 	return err
 }
 
-// hubState is the explorer's state as GET /state gives it.
-func (x *explorer) hubState(t *testing.T) snapshot {
+// replayOf is the player's state, as GET /state gives it.
+func replayOf(t *testing.T, x *explorer) replayState {
 	t.Helper()
-	resp, err := http.Get(x.URL + "state")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var s snapshot
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
+	s := x.state(t)
 	require.NotNil(t, s.Replay, "a replaying explorer's state has the player's")
-	return s
+	return *s.Replay
 }
