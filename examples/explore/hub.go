@@ -248,8 +248,12 @@ func (h *hub) snapshot() snapshot {
 		// lock while it reports to Record, which takes mu.
 		sizes = h.caches()
 	}
+	// Why the clock is read before mu: in replay it is the player's, and the player
+	// holds its own lock while it feeds the hub (Record takes mu). Reading it under mu
+	// would take the two locks in the other order.
+	now := h.clock()
 	h.mu.Lock()
-	s := h.pipe.snapshot(h.clock(), h.layout.Informers, h.layout.Handlers)
+	s := h.pipe.snapshot(now, h.layout.Informers, h.layout.Handlers)
 	s.Events = h.last - h.floor
 	s.Generation = h.gen
 	s.Pipeline = h.label

@@ -129,3 +129,36 @@ func TestPauseStepAndSeek(t *testing.T) {
 		assert.Equal(t, []string{"a", "b", "c"}, target.keys())
 	})
 }
+
+// TestAReplayFeedsTheHubWhileThePageReadsIt plays a recording into a real hub while
+// snapshots are read, as the page's stream does: the hub's clock is the player's, so
+// the two take each other's locks; neither may wait on the other.
+func TestAReplayFeedsTheHubWhileThePageReadsIt(t *testing.T) {
+	h, events := recording()
+	for range 8 {
+		events = append(events, events...)
+	}
+	hb := testHub(100)
+	p := newPlayer(h, events, &replayFeed{hub: hb, caches: &replayCaches{keys: map[string]map[string]bool{}}})
+	hb.clock = p.now
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range len(events) {
+			p.step()
+		}
+		require.NoError(t, p.seek(1))
+	}()
+	deadline := time.After(20 * time.Second)
+	for {
+		hb.snapshot()
+		select {
+		case <-done:
+			assert.Equal(t, uint64(1), hb.snapshot().Events)
+			return
+		case <-deadline:
+			t.Fatal("the player and the snapshot waited on each other")
+		default:
+		}
+	}
+}
