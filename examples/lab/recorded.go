@@ -23,21 +23,6 @@ func check(claim string, ok bool, got string, args ...any) Check {
 	return c
 }
 
-// all is the check that holds when every one of checks does, its claim and
-// measurement theirs joined.
-func all(checks ...Check) Check {
-	out := Check{OK: true}
-	var claims, gots []string
-	for _, c := range checks {
-		out.OK = out.OK && c.OK
-		claims = append(claims, c.Claim)
-		gots = append(gots, c.Got)
-	}
-	out.Claim = strings.Join(claims, "; ")
-	out.Got = strings.Join(gots, "; ")
-	return out
-}
-
 // where is the events for which keep holds.
 func (r recorded) where(keep func(trace.Event) bool) recorded { return trace.Filter(r, keep) }
 
