@@ -234,5 +234,5 @@ func conflictRetryRecorded(r recorded) Check {
 	requeue := r.of(trace.RateLimited).about("/requeue")
 	inPlace := r.of(trace.RateLimited).about("/in-place")
 	return check("requeue: the retries were held back 5ms, then 10ms; in-place: never requeued",
-		durationsOf(requeue) == "5ms, 10ms" && len(inPlace) == 0, "requeue: %s; in-place: %d", durationsOf(requeue), len(inPlace))
+		durations(requeue) == "5ms, 10ms" && len(inPlace) == 0, "requeue: %s; in-place: %d", durations(requeue), len(inPlace))
 }

@@ -281,6 +281,6 @@ func failingReconcileRecorded(r recorded) Check {
 	flaky := r.of(trace.RateLimited).about("/flaky")
 	sticky := r.of(trace.RateLimited).about("/no-forget")
 	return check("flaky: 5ms doubling six times, then 5ms again after Forget; no-forget: the fourth failure waited 40ms",
-		durationsOf(flaky) == "5ms, 10ms, 20ms, 40ms, 80ms, 160ms, 5ms" && durationsOf(sticky) == "5ms, 10ms, 20ms, 40ms",
-		"flaky: %s; no-forget: %s", durationsOf(flaky), durationsOf(sticky))
+		durations(flaky) == "5ms, 10ms, 20ms, 40ms, 80ms, 160ms, 5ms" && durations(sticky) == "5ms, 10ms, 20ms, 40ms",
+		"flaky: %s; no-forget: %s", durations(flaky), durations(sticky))
 }

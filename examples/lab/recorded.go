@@ -27,9 +27,7 @@ func check(claim string, ok bool, got string, args ...any) Check {
 func (r recorded) where(keep func(trace.Event) bool) recorded { return trace.Filter(r, keep) }
 
 // of is the events of kind k.
-func (r recorded) of(k trace.Kind) recorded {
-	return r.where(func(e trace.Event) bool { return e.Kind == k })
-}
+func (r recorded) of(k trace.Kind) recorded { return kinds(r, k) }
 
 // from is the events of source.
 func (r recorded) from(source string) recorded {
@@ -111,15 +109,6 @@ func rvsOf(r recorded) string {
 	var out []string
 	for _, e := range r {
 		out = append(out, fmt.Sprintf("%q", e.ResourceVersion))
-	}
-	return strings.Join(out, ", ")
-}
-
-// durationsOf lists the events' durations: "5ms, 10ms".
-func durationsOf(r recorded) string {
-	var out []string
-	for _, e := range r {
-		out = append(out, e.Duration.String())
 	}
 	return strings.Join(out, ", ")
 }
