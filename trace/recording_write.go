@@ -146,34 +146,38 @@ func (rw *RecordingWriter) Close() error {
 // WriteRecording writes a whole recording: h as its header, then events. It is the
 // way to save what a Recorder kept. A zero h.Start becomes the first event's time.
 func WriteRecording(w io.Writer, h RecordingHeader, events []Event) error {
-	if h.Start.IsZero() && len(events) > 0 {
-		h.Start = events[0].Time
-	}
-	rw, err := NewRecordingWriter(w, h)
+	rw, err := NewRecordingWriter(w, withStart(h, events))
 	if err != nil {
 		return err
 	}
-	for _, e := range events {
-		rw.Record(e)
-	}
-	return rw.Close()
+	return rw.recordAll(events)
 }
 
 // SaveRecording writes a whole recording to the file path (gzipped if it ends in
 // ".gz"), as WriteRecording does to a writer: the way to save what a Recorder kept.
 func SaveRecording(path string, h RecordingHeader, events []Event) error {
-	if h.Start.IsZero() && len(events) > 0 {
-		h.Start = events[0].Time
-	}
-	rw, err := CreateRecording(path, h)
+	rw, err := CreateRecording(path, withStart(h, events))
 	if err != nil {
 		return err
 	}
-	for _, e := range events {
-		rw.Record(e)
-	}
-	if err := rw.Close(); err != nil {
+	if err := rw.recordAll(events); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// withStart is h with a zero Start set to the first event's time.
+func withStart(h RecordingHeader, events []Event) RecordingHeader {
+	if h.Start.IsZero() && len(events) > 0 {
+		h.Start = events[0].Time
+	}
+	return h
+}
+
+// recordAll records events and closes the writer.
+func (rw *RecordingWriter) recordAll(events []Event) error {
+	for _, e := range events {
+		rw.Record(e)
+	}
+	return rw.Close()
 }
