@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,7 +82,7 @@ func replayLabel(h trace.RecordingHeader) pipelineLabel {
 	what := strings.TrimSpace(h.Program + " " + h.Run)
 	var queues []string
 	for _, inf := range h.Pipeline.Informers {
-		if inf.Queue != "" && !strings.Contains(strings.Join(queues, " "), string(inf.Queue)) {
+		if inf.Queue != "" && !slices.Contains(queues, string(inf.Queue)) {
 			queues = append(queues, string(inf.Queue))
 		}
 	}
