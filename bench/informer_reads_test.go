@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math/rand/v2"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -112,11 +113,18 @@ func (u *updateStream) next(pods []*corev1.Pod) *corev1.Pod {
 	return &p
 }
 
-// measure runs op as the benchmark loop, after one untimed warm-up op, and reports
-// the reads and writes counted while the timer ran.
+// measure runs op as the benchmark loop, after one untimed warm-up op and a garbage
+// collection, and reports the reads and writes counted while the timer ran.
+//
+// Why collect: each round builds a fresh informer of n pods, and the previous
+// round's (the other side's, often) is garbage by then. Left to the pacer, the
+// collection of that garbage landed inside some rounds' timed loops and not others:
+// client-go's side at n=160k with no readers took 5.3 µs an update in some rounds
+// and 10–13 µs in others, an interval of 0.31–1.85.
 func (u *updateStream) measure(b *testing.B, l *readLoad, op func()) {
 	b.ReportAllocs()
 	op()
+	goruntime.GC()
 	u.writes.Store(0)
 	l.reads.Store(0)
 	for b.Loop() {
