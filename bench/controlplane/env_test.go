@@ -19,7 +19,8 @@ import (
 )
 
 // The control plane is started once per benchmark process, on first use, and left
-// running until the process exits (its children die with it): no TestMain is needed.
+// running until the process exits (its children die with it): TestMain (main_test.go)
+// does not start or stop it.
 // Each data set is created once, on first use, so that running one benchmark
 // (BENCH=…) creates only what it reads.
 var controlPlane struct {

@@ -15,10 +15,12 @@ import (
 // Why: the client's CPU per op is the figure that decides these rows, and two things
 // outside the op moved it by up to 3× between rounds of the 100k-Pod syncs (measured
 // with getrusage and the runtime's metrics, one op a round):
-//   - page faults. Whether the previous op's heap pages were still mapped decided
-//     whether this op faulted 76k or 138k pages in (a fault is system time charged
-//     to the client). Giving every free page back first makes each op fault in all
-//     the memory it uses, the same on both sides.
+//   - the runtime's background scavenger. How much of the previous op's free heap it
+//     had given back by the time this op started decided how much this op had to
+//     take back (76k or 138k page faults in one sync). Giving every free page back
+//     first leaves it nothing to do during the op, the same on both sides. The
+//     process gives pages back with MADV_FREE (see madvFree in main_test.go), so
+//     they stay mapped and taking them back costs no fault.
 //   - an apiserver still busy with the previous op (collecting the garbage of serving
 //     100k Pods, finishing a cancelled watch). The client then waited on a slow
 //     stream: 42k context switches instead of 13k, 2.2 s of system time instead of
