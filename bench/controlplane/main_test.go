@@ -21,7 +21,9 @@ import (
 // swung the client CPU of InformerSync100kPods between 2.0 and 3.6 s on client-go's
 // side, an interval of 0.29–0.82: undecidable. With MADV_FREE, after the first ops
 // there are almost no faults, and the client's CPU is the library's own work; the
-// memory an op needs is the peak heap column's to show.
+// memory an op needs is the peak heap column's to show. The etcd and kube-apiserver
+// this process starts inherit the setting; it changes how they give memory back, not
+// what they do.
 const madvFree = "madvdontneed=0"
 
 // TestMain re-executes the benchmark binary with madvFree in GODEBUG when it is not
