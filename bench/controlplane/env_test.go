@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/testenv"
@@ -28,6 +29,11 @@ var controlPlane struct {
 	cfg  *rest.Config
 	pids []int
 	err  error
+
+	// The client collectAPIServerGarbage uses, made once.
+	gcOnce   sync.Once
+	gcClient *kubernetes.Clientset
+	gcErr    error
 }
 
 // benchConfig starts the control plane, once, and returns a config with client-side
