@@ -29,11 +29,8 @@ var controlPlane struct {
 	cfg  *rest.Config
 	pids []int
 	err  error
-
-	// The client collectAPIServerGarbage uses, made once.
-	gcOnce   sync.Once
-	gcClient *kubernetes.Clientset
-	gcErr    error
+	// client is what quiesce uses to reach the kube-apiserver.
+	client *kubernetes.Clientset
 }
 
 // benchConfig starts the control plane, once, and returns a config with client-side
@@ -60,6 +57,7 @@ func benchConfig(b *testing.B) *rest.Config {
 		cfg.QPS, cfg.Burst = -1, 0
 		controlPlane.cfg = cfg
 		controlPlane.pids = env.PIDs()
+		controlPlane.client, controlPlane.err = kubernetes.NewForConfig(cfg)
 	})
 	if controlPlane.err != nil {
 		b.Skipf("skipping: %v (build the control plane with %q)", controlPlane.err, testenv.BuildCommand)

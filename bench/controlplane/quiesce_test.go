@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/kubeinternals/informers/bench/internal/cpusample"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
@@ -74,16 +72,9 @@ func quietLoop(b *testing.B, op func()) {
 // served with 2.1–2.5 s otherwise, fed the stream slower, and the client woke twice
 // as often (27k context switches instead of 13k) and spent more CPU waiting for it.
 func collectAPIServerGarbage(b *testing.B) {
-	controlPlane.gcOnce.Do(func() {
-		controlPlane.gcClient, controlPlane.gcErr = kubernetes.NewForConfig(controlPlane.cfg)
-	})
-	if controlPlane.gcErr != nil {
-		b.Logf("quiesce: %v; not collecting the apiserver's garbage", controlPlane.gcErr)
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := controlPlane.gcClient.Discovery().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
+	if _, err := controlPlane.client.Discovery().RESTClient().Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
 		b.Logf("quiesce: collecting the apiserver's garbage: %v", err)
 	}
 }
