@@ -71,6 +71,7 @@ type step struct {
 
 	// watch
 	events []Event[cmT]
+	every  time.Duration // wait this long before each event
 	after  time.Duration // after the last event, keep the stream open this long, then close it
 	hold   bool          // after the last event, keep the stream open until stopped
 }
@@ -207,6 +208,15 @@ func (f *scriptedLW) Watch(ctx context.Context, opts metav1.ListOptions) (Watch[
 	// when they are sent and the stream is closed, or when the consumer stops it.
 	go func() {
 		for _, ev := range s.events {
+			if s.every > 0 {
+				t := time.NewTimer(s.every)
+				select {
+				case <-t.C:
+				case <-w.Stopped():
+					t.Stop()
+					return
+				}
+			}
 			if !w.Send(ev) {
 				return
 			}

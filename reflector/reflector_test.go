@@ -315,6 +315,31 @@ func TestWatchListWarnsWhileTheEndBookmarkIsMissing(t *testing.T) {
 	})
 }
 
+func TestWatchListWarnsOnlyOnceTheStreamHasBeenSilentForAnInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// An event every second until 5s, then silence: the tick at 10s finds the
+		// last event 5s old (no warning), the ticks at 20s and 30s find it 15s and
+		// 25s old.
+		events := make([]Event[cmT], 5)
+		for i := range events {
+			events[i] = added(cm(fmt.Sprintf("o%d", i), fmt.Sprint(i+2)))
+		}
+		hold := watchHold(events...)
+		hold.every = time.Second
+		lw := newScriptedLW(t, hold)
+		logs := &testlog.Recorder{}
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: WatchList, Logger: slog.New(logs)})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(t.Context(), 35*time.Second)
+		defer cancel()
+		r.Run(ctx)
+		warnings := logs.Lines("awaiting the bookmark that ends the initial events")
+		require.Len(t, warnings, 2, "the ticks at 20s and 30s")
+		assert.Contains(t, warnings[0], "sinceLastEvent=15s")
+		assert.Contains(t, warnings[1], "sinceLastEvent=25s")
+	})
+}
+
 func TestRunRefusesASecondConcurrentRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lw := newScriptedLW(t, listStep("1"), watchHold())

@@ -165,66 +165,98 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 	}
 	pastSyntheticAdds := false
 	count := 0
+	// lastEvent is when the events so far had been handled; only a tick reads it.
+	// stamped is the count it was stamped at.
 	var lastEvent time.Time
+	stamped := 0
+	results := w.ResultChan()
 	for {
+		var ev Event[T]
+		var ok bool
+		// Fast path, while events are waiting: three non-blocking receives, in
+		// priority order. For a live ctx and no resync error the first two take no
+		// lock, the third locks one channel; a select over the four channels locks
+		// all of them for every event. Measured on a 10,000-object watch-list in
+		// process, the select was a fifth of the informer's sync.
 		select {
 		case <-ctx.Done():
 			return initialEventsEnd, errStopRequested
+		default:
+		}
+		select {
 		case err := <-resyncErr:
 			return initialEventsEnd, err
-		case now := <-ticks:
-			r.warnMissingInitialEventsEnd(now, start, lastEvent)
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				// The stream ended: the server's timeout, or a connection closed or
-				// reset on the way (W6; S4 during a watch-list) — unless it lasted
-				// under a second and delivered nothing, not even a bookmark (W7).
-				if count == 0 && time.Since(start) < time.Second {
-					return initialEventsEnd, fmt.Errorf("%s: %w", r.name, ErrVeryShortWatch)
-				}
-				return initialEventsEnd, nil
+		default:
+		}
+		select {
+		case ev, ok = <-results:
+		default:
+			// Slow path: nothing is waiting, so the stream is quiet. This is the
+			// moment to stamp lastEvent, once, rather than reading the clock for every
+			// event: a tick is only taken here, right after the stamp, so the warning
+			// sees the same "since the last event" a per-event stamp gives.
+			if ticks != nil && count != stamped {
+				lastEvent, stamped = time.Now(), count
 			}
-			if ev.Type == watch.Error {
-				// Transitions W8–W10 start here: an Error event → its status as an error.
-				return initialEventsEnd, statusError(ev.Status)
-			}
-			if objects.IsNil(ev.Object) {
-				r.logger.Warn("skipping watch event without an object", "eventType", string(ev.Type))
+			select {
+			case <-ctx.Done():
+				return initialEventsEnd, errStopRequested
+			case err := <-resyncErr:
+				return initialEventsEnd, err
+			case now := <-ticks:
+				r.warnMissingInitialEventsEnd(now, start, lastEvent)
 				continue
+			case ev, ok = <-results:
 			}
-			// Invariant: everything the reflector needs from the object is read
-			// before the store is called. From then on the store owns it: a
-			// transform may change it in place (clearing its resourceVersion, say),
-			// and handlers on other goroutines may already be reading it.
-			//
-			// client-go: tools/cache/reflector.go handleAnyWatch (reads the RV first)
-			meta := eventMeta{
-				namespace:       ev.Object.GetNamespace(),
-				name:            ev.Object.GetName(),
-				resourceVersion: ev.Object.GetResourceVersion(),
+		}
+		if !ok {
+			// The stream ended: the server's timeout, or a connection closed or
+			// reset on the way (W6; S4 during a watch-list) — unless it lasted
+			// under a second and delivered nothing, not even a bookmark (W7).
+			if count == 0 && time.Since(start) < time.Second {
+				return initialEventsEnd, fmt.Errorf("%s: %w", r.name, ErrVeryShortWatch)
 			}
-			switch ev.Type {
-			case watch.Modified, watch.Deleted:
-				pastSyntheticAdds = true
-			case watch.Bookmark:
-				pastSyntheticAdds = true
-				if ev.Object.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
-					initialEventsEnd = true
-				}
+			return initialEventsEnd, nil
+		}
+		if ev.Type == watch.Error {
+			// Transitions W8–W10 start here: an Error event → its status as an error.
+			return initialEventsEnd, statusError(ev.Status)
+		}
+		if objects.IsNil(ev.Object) {
+			r.logger.Warn("skipping watch event without an object", "eventType", string(ev.Type))
+			continue
+		}
+		// Invariant: everything the reflector needs from the object is read
+		// before the store is called. From then on the store owns it: a
+		// transform may change it in place (clearing its resourceVersion, say),
+		// and handlers on other goroutines may already be reading it.
+		//
+		// client-go: tools/cache/reflector.go handleAnyWatch (reads the RV first)
+		meta := eventMeta{
+			namespace:       ev.Object.GetNamespace(),
+			name:            ev.Object.GetName(),
+			resourceVersion: ev.Object.GetResourceVersion(),
+		}
+		switch ev.Type {
+		case watch.Modified, watch.Deleted:
+			pastSyntheticAdds = true
+		case watch.Bookmark:
+			pastSyntheticAdds = true
+			if ev.Object.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				initialEventsEnd = true
 			}
-			// Transitions W4, W5: apply the event to the store (or the watch-list buffer).
-			if r.opts.Tracer != nil {
-				r.traceEvent(ev.Type, meta)
-			}
-			r.metrics.event(string(ev.Type), ev.Type == watch.Bookmark)
-			r.applyEvent(ev, meta, sink)
-			onRV(meta.resourceVersion, pastSyntheticAdds)
-			count++
-			if exitOnInitialEventsEnd && initialEventsEnd {
-				r.logger.Debug("initial events received", "events", count, "took", time.Since(start))
-				return true, nil
-			}
-			lastEvent = time.Now()
+		}
+		// Transitions W4, W5: apply the event to the store (or the watch-list buffer).
+		if r.opts.Tracer != nil {
+			r.traceEvent(ev.Type, meta)
+		}
+		r.metrics.event(string(ev.Type), ev.Type == watch.Bookmark)
+		r.applyEvent(ev, meta, sink)
+		onRV(meta.resourceVersion, pastSyntheticAdds)
+		count++
+		if exitOnInitialEventsEnd && initialEventsEnd {
+			r.logger.Debug("initial events received", "events", count, "took", time.Since(start))
+			return true, nil
 		}
 	}
 }
