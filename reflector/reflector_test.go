@@ -304,15 +304,21 @@ func TestStoreErrorsOnWatchEventsAreLoggedAndTheWatchGoesOn(t *testing.T) {
 
 func TestWatchListWarnsWhileTheEndBookmarkIsMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lw := newScriptedLW(t, watchHold())
-		logs := &testlog.Recorder{}
-		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: WatchList, Logger: slog.New(logs)})
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(t.Context(), 35*time.Second)
-		defer cancel()
-		r.Run(ctx)
-		assert.Len(t, logs.Lines("awaiting the bookmark that ends the initial events"), 3, "one warning per 10s")
+		warnings := missingBookmarkWarnings(t, newScriptedLW(t, watchHold()))
+		assert.Len(t, warnings, 3, "one warning per 10s")
 	})
+}
+
+// missingBookmarkWarnings runs a watch-list reflector on lw for 35s (of synctest's
+// clock) and returns its warnings about the missing end bookmark.
+func missingBookmarkWarnings(t *testing.T, lw *scriptedLW) []string {
+	logs := &testlog.Recorder{}
+	r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: WatchList, Logger: slog.New(logs)})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), 35*time.Second)
+	defer cancel()
+	r.Run(ctx)
+	return logs.Lines("awaiting the bookmark that ends the initial events")
 }
 
 func TestWatchListWarnsOnlyOnceTheStreamHasBeenSilentForAnInterval(t *testing.T) {
@@ -326,14 +332,7 @@ func TestWatchListWarnsOnlyOnceTheStreamHasBeenSilentForAnInterval(t *testing.T)
 		}
 		hold := watchHold(events...)
 		hold.every = time.Second
-		lw := newScriptedLW(t, hold)
-		logs := &testlog.Recorder{}
-		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{InitialList: WatchList, Logger: slog.New(logs)})
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(t.Context(), 35*time.Second)
-		defer cancel()
-		r.Run(ctx)
-		warnings := logs.Lines("awaiting the bookmark that ends the initial events")
+		warnings := missingBookmarkWarnings(t, newScriptedLW(t, hold))
 		require.Len(t, warnings, 2, "the ticks at 20s and 30s")
 		assert.Contains(t, warnings[0], "sinceLastEvent=15s")
 		assert.Contains(t, warnings[1], "sinceLastEvent=25s")
