@@ -18,16 +18,16 @@ set -euo pipefail
 cd "$(dirname "$0")/../bench"
 out=${BENCH_OUT:-${TMPDIR:-/tmp}/kubeinternals-bench}
 mkdir -p "$out"
-run() { # package, output file, rounds, benchtime, then extra go test flags
-	local pkg=$1 file=$2 rounds=$3 benchtime=$4
-	shift 4
+run() { # package, output file, rounds, benchtime, -bench regexp, then extra go test flags
+	local pkg=$1 file=$2 rounds=$3 benchtime=$4 pattern=$5
+	shift 5
 	KUBEINTERNALS_BENCH_ROUNDS=${KUBEINTERNALS_BENCH_ROUNDS:-$rounds} \
-		go test -run '^$' -bench "${BENCH:-.}" "$@" -benchmem -benchtime "${BENCHTIME:-$benchtime}" -count 1 -timeout 120m "$pkg" | tee "$file"
+		go test -run '^$' -bench "$pattern" "$@" -benchmem -benchtime "${BENCHTIME:-$benchtime}" -count 1 -timeout 120m "$pkg" | tee "$file"
 }
 echo "bench: ${KUBEINTERNALS_BENCH_ROUNDS:-10} rounds a side; raw results in $out" >&2
 start=$(date +%s)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
-run . "$out/inprocess.txt" 10 0.5s
+run . "$out/inprocess.txt" 10 0.5s "${BENCH:-.}"
 inprocess=$(($(date +%s) - start))
 # The control-plane benchmarks run as two processes, each starting its own control
 # plane: every row but the 100k-Pod ones, then those (they create the 100,000 Pods).
@@ -35,13 +35,13 @@ inprocess=$(($(date +%s) - start))
 # collection marks everything the apiserver holds. With the 100,000 Pods in its watch
 # cache one took 1.3-1.4 s, without them 80-100 ms, and the 10k rows run thousands
 # of ops.
-# BENCH= runs one process.
+# With BENCH set, one process runs the rows it picks.
 if [ -z "${BENCH:-}" ]; then
-	run ./controlplane "$out/controlplane-10k.txt" 10 1s -skip 100kPods
-	run ./controlplane "$out/controlplane-100k.txt" 10 1s -bench 100kPods
+	run ./controlplane "$out/controlplane-10k.txt" 10 1s . -skip 100kPods
+	run ./controlplane "$out/controlplane-100k.txt" 10 1s 100kPods
 	cat "$out/controlplane-10k.txt" "$out/controlplane-100k.txt" > "$out/controlplane.txt"
 else
-	run ./controlplane "$out/controlplane.txt" 10 1s
+	run ./controlplane "$out/controlplane.txt" 10 1s "$BENCH"
 fi
 took=$(($(date +%s) - start))
 cat "$out/inprocess.txt" "$out/controlplane.txt" > "$out/results.txt"
