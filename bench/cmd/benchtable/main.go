@@ -17,6 +17,10 @@
 // says what the two sides do and why the comparison is fair.
 //
 // -src names the directories whose _test.go files hold the benchmarks (repeatable).
+// -rounds names the raw results benchstat read (go test's output): with it, each
+// table also shows the per-round time ratio, the median of each round's ours ÷
+// client-go, which drift of the machine common to a round's two sides does not
+// widen (see rounds.go).
 package main
 
 import (
@@ -34,7 +38,20 @@ func (d *dirs) Set(s string) error { *d = append(*d, s); return nil }
 func main() {
 	var src dirs
 	flag.Var(&src, "src", "a directory of benchmark sources (repeatable)")
+	raw := flag.String("rounds", "", "the raw results (go test -bench output), for the per-round ratio")
 	flag.Parse()
+	var rounds roundRatios
+	if *raw != "" {
+		f, err := os.Open(*raw)
+		if err == nil {
+			rounds, err = parseRounds(f)
+			f.Close()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchtable:", err)
+			os.Exit(1)
+		}
+	}
 	docs := map[string]benchDoc{}
 	for _, d := range src {
 		found, err := readDocs(d)
@@ -51,5 +68,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
-	fmt.Print(render(results, docs))
+	fmt.Print(render(results, docs, rounds))
 }

@@ -31,7 +31,7 @@ func TestTheTableFromBenchstatsComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := render(results, docs)
+	got := render(results, docs, nil)
 	t.Logf("table:\n%s", got)
 	headline, rest, _ := strings.Cut(got, "Not in the headline")
 	for _, want := range []string{
@@ -98,7 +98,7 @@ func TestControlPlaneRowsShowTheClientsCPUAndPeakHeapWithRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := render(results, map[string]benchDoc{})
+	got := render(results, map[string]benchDoc{}, nil)
 	t.Logf("table:\n%s", got)
 	for _, want := range []string{
 		"| benchmark | ours | client-go | time ratio (range) | client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |",

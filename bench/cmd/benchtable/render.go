@@ -32,7 +32,9 @@ func base(name string) string {
 	return b
 }
 
-func render(results []*result, docs map[string]benchDoc) string {
+// render prints every package's tables. rounds, if not nil, adds the per-round time
+// ratio (rounds.go) beside benchstat's.
+func render(results []*result, docs map[string]benchDoc, rounds roundRatios) string {
 	var b strings.Builder
 	var pkgs []string
 	byPkg := map[string][]*result{}
@@ -53,11 +55,15 @@ func render(results []*result, docs map[string]benchDoc) string {
 			}
 		}
 		fmt.Fprintf(&b, "## %s\n\n", pkg)
-		fmt.Fprintf(&b, "Medians of %s rounds a side (95%% confidence interval). Ratios are ours ÷ client-go: below 1 we are faster or smaller. A time ratio whose range contains 1.0 is a tie.\n\n", samplesText(rows))
-		mainTable(&b, headline)
+		fmt.Fprintf(&b, "Medians of %s rounds a side (95%% confidence interval). Ratios are ours ÷ client-go: below 1 we are faster or smaller. A time ratio whose range contains 1.0 is a tie.", samplesText(rows))
+		if rounds != nil {
+			b.WriteString(" The per-round time ratio divides the two sides of each round, which ran back to back, and gives the median of those ratios with its 95% confidence interval (for 10 rounds, from the 2nd to the 9th ratio): a slowdown of the machine that lasts through both sides of a round cancels out of it.")
+		}
+		b.WriteString("\n\n")
+		mainTable(&b, headline, rounds)
 		if len(off) > 0 {
 			b.WriteString("\nNot in the headline (see why below):\n\n")
-			mainTable(&b, off)
+			mainTable(&b, off, rounds)
 		}
 		otherMetrics(&b, rows)
 		fairness(&b, rows, docs)
@@ -80,37 +86,60 @@ func samplesText(rows []*result) string {
 	return fmt.Sprintf("%d–%d", lo, hi)
 }
 
-func mainTable(b *strings.Builder, rows []*result) {
+func mainTable(b *strings.Builder, rows []*result, rounds roundRatios) {
 	if hasUnit(rows, cpuUnit) {
-		clientCostTable(b, rows)
+		clientCostTable(b, rows, rounds)
 		return
 	}
-	b.WriteString("| benchmark | ours | client-go | time ratio (range) | ours B/op | client-go B/op | B/op ratio | allocs/op ratio |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| benchmark | ours | client-go | time ratio (range) |" + perRoundHeader(rounds) + " ours B/op | client-go B/op | B/op ratio | allocs/op ratio |\n")
+	b.WriteString("|---|---:|---:|---:|" + perRoundRule(rounds) + "---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		t := r.units[timeUnit]
 		bytes, allocs := r.units[bytesUnit], r.units[allocsUnit]
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name,
-			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t),
+		fmt.Fprintf(b, "| %s | %s | %s | %s |%s %s | %s | %s | %s |\n", r.name,
+			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t), perRoundCell(rounds, r),
 			plain(bytes, ours, formatCount), plain(bytes, clientGo, formatCount),
 			ratioText(bytes), ratioText(allocs))
 	}
 }
 
+// perRoundHeader, perRoundRule and perRoundCell are the per-round time ratio's
+// column, present only when the raw results were given.
+func perRoundHeader(rounds roundRatios) string {
+	if rounds == nil {
+		return ""
+	}
+	return " per-round time ratio (range) |"
+}
+
+func perRoundRule(rounds roundRatios) string {
+	if rounds == nil {
+		return ""
+	}
+	return "---:|"
+}
+
+func perRoundCell(rounds roundRatios, r *result) string {
+	if rounds == nil {
+		return ""
+	}
+	return " " + perRound(rounds[r.pkg+"\x00"+r.name][timeUnit]) + " |"
+}
+
 // clientCostTable is the main table of rows measured against a control plane: wall
 // time (noisy: the apiserver shares the cores), then what the client itself spent —
 // its CPU time and its peak heap, each ratio with its range — and B/op.
-func clientCostTable(b *strings.Builder, rows []*result) {
-	b.WriteString("| benchmark | ours | client-go | time ratio (range) | client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+func clientCostTable(b *strings.Builder, rows []*result, rounds roundRatios) {
+	b.WriteString("| benchmark | ours | client-go | time ratio (range) |" + perRoundHeader(rounds) + " client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |\n")
+	b.WriteString("|---|---:|---:|---:|" + perRoundRule(rounds) + "---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		t, cpu := r.units[timeUnit], r.units[cpuUnit]
 		cpuText := ratioRange(cpu)
 		if wide(cpu) {
 			cpuText += " **wide**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.name,
-			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t),
+		fmt.Fprintf(b, "| %s | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", r.name,
+			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t), perRoundCell(rounds, r),
 			withCI(cpu, ours, formatMillis), cpuText, ratioRange(r.units[peakUnit]),
 			ratioText(r.units[bytesUnit]), ratioText(r.units[allocsUnit]))
 	}
