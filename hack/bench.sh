@@ -46,7 +46,7 @@ fi
 took=$(($(date +%s) - start))
 cat "$out/inprocess.txt" "$out/controlplane.txt" > "$out/results.txt"
 go tool benchstat -col '/impl@(client-go ours)' -ignore /round -format csv "$out/results.txt" > "$out/benchstat.csv" 2> "$out/benchstat-notes.txt"
-go run ./cmd/benchtable -src . -src controlplane < "$out/benchstat.csv" | tee "$out/table.md"
+go run ./cmd/benchtable -src . -src controlplane -rounds "$out/results.txt" < "$out/benchstat.csv" | tee "$out/table.md"
 
 # RESULTS.md: the table with what it was measured on, ready to be copied to
 # bench/RESULTS.md when a whole run (no BENCH=) on a quiet machine is published.
