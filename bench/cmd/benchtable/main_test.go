@@ -6,11 +6,22 @@ import (
 	"testing"
 )
 
-// benchstatCSV runs the benchstat this module pins (go tool benchstat) the way
-// `make bench` does, on testdata/results.txt: six rounds a side of three benchmarks,
-// in go test's output format, with the round=/impl= names sidebyside.Pair gives.
-func benchstatCSV(t *testing.T) string { return benchstatCSVOf(t, "testdata/results.txt") }
+// renderedTable is the table benchtable prints for the raw results in file
+// (testdata/results.txt: six rounds a side of three benchmarks, in go test's output
+// format, with the round=/impl= names sidebyside.Pair gives), logged for the reader.
+func renderedTable(t *testing.T, file string, docs map[string]benchDoc, rounds roundRatios) string {
+	t.Helper()
+	results, err := parseCSV(strings.NewReader(benchstatCSVOf(t, file)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := render(results, docs, rounds)
+	t.Logf("table:\n%s", got)
+	return got
+}
 
+// benchstatCSVOf runs the benchstat this module pins (go tool benchstat) the way
+// `make bench` does, on the raw results in file.
 func benchstatCSVOf(t *testing.T, results string) string {
 	t.Helper()
 	cmd := exec.Command("go", "tool", "benchstat", "-col", "/impl@(client-go ours)", "-ignore", "/round", "-format", "csv", results)
@@ -23,16 +34,11 @@ func benchstatCSVOf(t *testing.T, results string) string {
 }
 
 func TestTheTableFromBenchstatsComparison(t *testing.T) {
-	results, err := parseCSV(strings.NewReader(benchstatCSV(t)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	docs, err := readDocs("testdata/src")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := render(results, docs, nil)
-	t.Logf("table:\n%s", got)
+	got := renderedTable(t, "testdata/results.txt", docs, nil)
 	headline, rest, _ := strings.Cut(got, "Not in the headline")
 	for _, want := range []string{
 		"Medians of 6 rounds a side",
@@ -94,26 +100,27 @@ func TestEveryBenchmarkSaysWhyItIsFair(t *testing.T) {
 // in the main table, each ratio with its range; a CPU range reaching beyond
 // [median×0.67, median×1.5] is flagged as too wide to decide.
 func TestControlPlaneRowsShowTheClientsCPUAndPeakHeapWithRanges(t *testing.T) {
-	results, err := parseCSV(strings.NewReader(benchstatCSVOf(t, "testdata/clientcost.txt")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := render(results, map[string]benchDoc{}, nil)
-	t.Logf("table:\n%s", got)
-	for _, want := range []string{
+	got := renderedTable(t, "testdata/clientcost.txt", map[string]benchDoc{}, nil)
+	mustContain(t, got,
 		"| benchmark | ours | client-go | time ratio (range) | client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |",
 		// CPU 50 ms ±4% against 100 ms ±2%: 0.50, decided; the heap peak 40M against 50M.
 		"| ClientSteady | 425 ms ±29% | 210 ms ±48% | 2.02 (0.97–5.02) tie | 50 ms ±4% | 0.50 (0.47–0.53) | 0.80 (0.80–0.80) | 0.80 | 0.80 |",
 		"| ClientNoisy | 425 ms ±29% | 210 ms ±48% | 2.02 (0.97–5.02) tie | 55 ms ±82% | 0.55 (0.10–1.02) tie **wide** |",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q", want)
-		}
-	}
+	)
 	if strings.Contains(got, "| ClientSteady | cpu-ms/op |") || strings.Contains(got, "| ClientSteady | B-heap-peak |") {
 		t.Error("CPU and peak heap are in the main table, not repeated under Other metrics")
 	}
 	if !strings.Contains(got, "| ClientSteady | B-live-after |") {
 		t.Error("the other custom metrics are still listed")
+	}
+}
+
+// mustContain reports every one of wants that the table got lacks.
+func mustContain(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
 	}
 }
