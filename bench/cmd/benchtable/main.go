@@ -1,5 +1,6 @@
 // Command benchtable shapes benchstat's comparison of our benchmarks with client-go's
-// into the one table `make bench` prints. benchstat does the statistics: run as
+// into the one table `make bench` prints. benchstat does the statistics, except the
+// per-round ratio (below): run as
 //
 //	benchstat -col '/impl@(client-go ours)' -ignore /round -format csv results.txt
 //

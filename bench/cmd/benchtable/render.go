@@ -123,7 +123,7 @@ func perRoundCell(rounds roundRatios, r *result) string {
 	if rounds == nil {
 		return ""
 	}
-	return " " + perRound(rounds[r.pkg+"\x00"+r.name][timeUnit]) + " |"
+	return " " + perRound(rounds[r.pkg+"\x00"+r.name]) + " |"
 }
 
 // clientCostTable is the main table of rows measured against a control plane: wall

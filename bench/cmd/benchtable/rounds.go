@@ -22,21 +22,17 @@ import (
 // per-round ratio is the median of those n ratios, with the distribution-free 95%
 // confidence interval of a median (for 10 rounds, the 2nd to the 9th ratio).
 
-// roundRatios are, per row (package and name without round= and impl=) and per unit,
-// the ratio ours ÷ client-go of each round that measured both sides.
-type roundRatios map[string]map[string][]float64
-
-// perRoundUnits maps the units of go test's output whose per-round ratio the tables
-// show to benchstat's names for them: time only.
-var perRoundUnits = map[string]string{"ns/op": timeUnit}
+// roundRatios are, per row (package and name without round= and impl=, joined by
+// "\x00"), the time ratio ours ÷ client-go of each round that measured both sides.
+type roundRatios map[string][]float64
 
 // parseRounds reads go test -bench output. Every line of a benchmark named
-// ".../round=R/impl=ours" or ".../impl=client-go" gives that side of round R; lines
-// that are not benchmark results (headers, logs) are skipped, except "pkg:", which
-// names the package of the lines after it.
+// ".../round=R/impl=ours" or ".../impl=client-go" gives that side's ns/op in round R;
+// lines that are not benchmark results (headers, logs) are skipped, except "pkg:",
+// which names the package of the lines after it.
 func parseRounds(r io.Reader) (roundRatios, error) {
 	type side struct{ ours, clientGo float64 }
-	type roundKey struct{ row, unit, round string }
+	type roundKey struct{ row, round string }
 	sides := map[roundKey]*side{}
 	var keys []roundKey
 	pkg := ""
@@ -60,15 +56,14 @@ func parseRounds(r io.Reader) (roundRatios, error) {
 			continue
 		}
 		for i := 2; i+1 < len(fields); i += 2 {
-			unit, ok := perRoundUnits[fields[i+1]]
-			if !ok {
+			if fields[i+1] != "ns/op" {
 				continue
 			}
 			v, err := strconv.ParseFloat(fields[i], 64)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: %s %s: %w", line, fields[0], fields[i+1], err)
+				return nil, fmt.Errorf("line %d: %s ns/op: %w", line, fields[0], err)
 			}
-			k := roundKey{row: pkg + "\x00" + name, unit: unit, round: round}
+			k := roundKey{row: pkg + "\x00" + name, round: round}
 			s := sides[k]
 			if s == nil {
 				s = &side{ours: math.NaN(), clientGo: math.NaN()}
@@ -92,10 +87,7 @@ func parseRounds(r io.Reader) (roundRatios, error) {
 		if math.IsNaN(s.ours) || math.IsNaN(s.clientGo) || s.clientGo == 0 {
 			continue
 		}
-		if out[k.row] == nil {
-			out[k.row] = map[string][]float64{}
-		}
-		out[k.row][k.unit] = append(out[k.row][k.unit], s.ours/s.clientGo)
+		out[k.row] = append(out[k.row], s.ours/s.clientGo)
 	}
 	return out, nil
 }

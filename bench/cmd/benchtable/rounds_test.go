@@ -20,7 +20,7 @@ func TestThePerRoundRatioCancelsDriftThatBothSidesOfARoundShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(rounds["example.com/bench\x00Drift/n=1k"][timeUnit]); got != 10 {
+	if got := len(rounds["example.com/bench\x00Drift/n=1k"]); got != 10 {
 		t.Fatalf("%d per-round ratios for Drift/n=1k, want 10 (one per round); parsed %v", got, rounds)
 	}
 	got := renderedTable(t, "testdata/drift.txt", map[string]benchDoc{}, rounds)
