@@ -9,8 +9,9 @@
 # twelve was disturbed: with 6 rounds such a row's client-CPU interval was 0.21–1.05.) The in-process benchmarks run
 # first, on a machine with no control plane; the control-plane ones start their
 # kube-apiserver and etcd afterwards. benchstat (pinned in bench/go.mod as a tool)
-# computes medians, intervals and the comparison; bench/cmd/benchtable only shapes
-# that into the table.
+# computes medians, intervals and the comparison; bench/cmd/benchtable shapes that
+# into the table and adds one statistic of its own from the raw results, the
+# per-round time ratio (bench/cmd/benchtable/rounds.go).
 #
 # BENCH=regexp runs some benchmarks only. KUBEINTERNALS_BENCH_ROUNDS and BENCHTIME
 # (go test's -benchtime) override both packages' rounds and time.
