@@ -86,8 +86,8 @@ func BenchmarkWatchDecode10kConfigMaps(b *testing.B) {
 // adds to decoding: buffering, the queue, the cache and its index. It is measured the
 // way that row is (syncMetrics.measure: the same quiet start, the same heap sampler
 // running through the op, the client's CPU up to the bookmark), so the two rows'
-// client CPU differ by the informer's work only. (Measured without the sampler, as
-// it first was, this row's client CPU was lower by the sampler's own cost.)
+// client CPU differ by the informer's work only. (It first ran without the sampler,
+// so its client CPU left out a cost the informer rows pay.)
 //
 // Fair: the same request on both sides; ours reads our RESTListerWatcher's stream,
 // client-go's its typed client's Watch; both stop at the same bookmark. Wall time is
