@@ -194,12 +194,32 @@ func mutatedKeys(found []*informer.MutationError) string {
 }
 
 // handlerMutatesRecorded: both handlers got target's add, and the reader's call
-// returned only after the labeller's had: the reader waits for the labeller inside
-// its OnAdd, so it reads the label the labeller wrote into the shared object.
+// returned only after the labeller's call had begun: the reader waits inside its
+// OnAdd until the labeller has written, so it reads the label the labeller wrote into
+// the shared object.
+//
+// Pitfall: not "after the labeller's call returned". The labeller's listener records
+// its return after the handler's last statement (the close that frees the reader), so
+// the two returns may be recorded in either order.
 func handlerMutatesRecorded(r recorded) Check {
-	returned := r.of(trace.HandlerReturned).about("/target").where(func(e trace.Event) bool { return e.Type == "add" })
-	labelled := returned.index(func(e trace.Event) bool { return e.Source == "labeller" })
-	read := returned.index(func(e trace.Event) bool { return e.Source == "reader" })
-	return check("both handlers were called with target's add; the reader's call returned after the labeller's", labelled >= 0 && read > labelled,
-		"add calls returned: %s", strings.Join(sourcesOf(returned), ", "))
+	adds := recorded(kinds(r, trace.HandlerCalled, trace.HandlerReturned)).about("/target").where(func(e trace.Event) bool { return e.Type == "add" })
+	labellerCalled := adds.index(func(e trace.Event) bool { return e.Kind == trace.HandlerCalled && e.Source == "labeller" })
+	readerReturned := adds.index(func(e trace.Event) bool { return e.Kind == trace.HandlerReturned && e.Source == "reader" })
+	labellerReturned := adds.index(func(e trace.Event) bool { return e.Kind == trace.HandlerReturned && e.Source == "labeller" })
+	return check("both handlers were called with target's add; the reader's call returned after the labeller's had begun",
+		labellerCalled >= 0 && labellerReturned >= 0 && readerReturned > labellerCalled,
+		"add calls and returns: %s", strings.Join(callsOf(adds), ", "))
+}
+
+// callsOf names each handler event of adds: "labeller called", "reader returned".
+func callsOf(adds recorded) []string {
+	out := make([]string, len(adds))
+	for i, e := range adds {
+		verb := "called"
+		if e.Kind == trace.HandlerReturned {
+			verb = "returned"
+		}
+		out[i] = e.Source + " " + verb
+	}
+	return out
 }

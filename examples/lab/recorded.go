@@ -112,12 +112,3 @@ func rvsOf(r recorded) string {
 	}
 	return strings.Join(out, ", ")
 }
-
-// sourcesOf is the Source of each event.
-func sourcesOf(r recorded) []string {
-	out := make([]string, len(r))
-	for i, e := range r {
-		out[i] = e.Source
-	}
-	return out
-}
