@@ -31,10 +31,8 @@ type roundRatios map[string][]float64
 // lines that are not benchmark results (headers, logs) are skipped, except "pkg:",
 // which names the package of the lines after it.
 func parseRounds(r io.Reader) (roundRatios, error) {
-	type side struct{ ours, clientGo float64 }
 	type roundKey struct{ row, round string }
-	sides := map[roundKey]*side{}
-	var keys []roundKey
+	sides := map[roundKey]*[2]float64{} // ns/op, indexed by ours and clientGo; NaN until seen
 	pkg := ""
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -44,50 +42,38 @@ func parseRounds(r io.Reader) (roundRatios, error) {
 			pkg = v
 			continue
 		}
+		// A result line: "BenchmarkName-2  <iterations>  <value> ns/op  <more metrics>".
 		fields := strings.Fields(text)
-		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") {
+		if len(fields) < 4 || !strings.HasPrefix(fields[0], "Benchmark") || fields[3] != "ns/op" {
 			continue
 		}
 		if _, err := strconv.Atoi(fields[1]); err != nil {
 			continue // a log line that starts with a benchmark's name
 		}
 		name, round, impl := splitRound(trimProcs(strings.TrimPrefix(fields[0], "Benchmark")))
-		if round == "" {
+		side, known := sideOf[impl]
+		if round == "" || !known {
 			continue
 		}
-		for i := 2; i+1 < len(fields); i += 2 {
-			if fields[i+1] != "ns/op" {
-				continue
-			}
-			v, err := strconv.ParseFloat(fields[i], 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %s ns/op: %w", line, fields[0], err)
-			}
-			k := roundKey{row: pkg + "\x00" + name, round: round}
-			s := sides[k]
-			if s == nil {
-				s = &side{ours: math.NaN(), clientGo: math.NaN()}
-				sides[k] = s
-				keys = append(keys, k)
-			}
-			switch impl {
-			case "ours":
-				s.ours = v
-			case "client-go":
-				s.clientGo = v
-			}
+		v, err := strconv.ParseFloat(fields[2], 64)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %s ns/op: %w", line, fields[0], err)
 		}
+		k := roundKey{row: pkg + "\x00" + name, round: round}
+		if sides[k] == nil {
+			sides[k] = &[2]float64{math.NaN(), math.NaN()}
+		}
+		sides[k][side] = v
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
 	out := roundRatios{}
-	for _, k := range keys {
-		s := sides[k]
-		if math.IsNaN(s.ours) || math.IsNaN(s.clientGo) || s.clientGo == 0 {
+	for k, s := range sides {
+		if math.IsNaN(s[ours]) || math.IsNaN(s[clientGo]) || s[clientGo] == 0 {
 			continue
 		}
-		out[k.row] = append(out[k.row], s.ours/s.clientGo)
+		out[k.row] = append(out[k.row], s[ours]/s[clientGo])
 	}
 	return out, nil
 }
