@@ -1,6 +1,11 @@
 package leaderelection
 
-import "sync"
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
 
 // leaderNotifier calls OnNewLeader, in order, on one goroutine, each time the holder
 // this candidate observes changes.
@@ -12,7 +17,8 @@ import "sync"
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.maybeReportTransition
 type leaderNotifier struct {
-	fn func(identity string)
+	fn  func(identity string)
+	log *slog.Logger
 
 	mu sync.Mutex
 	// reported is the holder last queued for fn; pending are those fn has not been
@@ -23,10 +29,12 @@ type leaderNotifier struct {
 	wake   chan struct{} // capacity 1: "pending is not empty"
 	done   chan struct{} // closed by stop
 	exited chan struct{} // closed by run when it returns
+	// abandoned is set by stop when it gave up waiting: no call starts after it.
+	abandoned atomic.Bool
 }
 
-func newLeaderNotifier(fn func(string)) *leaderNotifier {
-	return &leaderNotifier{fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
+func newLeaderNotifier(fn func(string), log *slog.Logger) *leaderNotifier {
+	return &leaderNotifier{fn: fn, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 }
 
 // report queues holder for fn if it differs from the last one reported, and says
@@ -71,12 +79,28 @@ func (n *leaderNotifier) deliver() {
 	n.pending = nil
 	n.mu.Unlock()
 	for _, holder := range batch {
+		if n.abandoned.Load() {
+			return
+		}
 		n.fn(holder) // only queued when fn is not nil
 	}
 }
 
-// stop ends run and waits for it.
-func (n *leaderNotifier) stop() {
+// stop ends run: it waits up to bound for the calls still queued, then gives up on
+// them with a warning — a call in progress finishes on its own goroutine, and no call
+// starts after stop returned (so none comes after OnStoppedLeading).
+//
+// Why a bound: OnNewLeader is user code; one that blocks must not keep Run from
+// returning, nor OnStoppedLeading from being called.
+func (n *leaderNotifier) stop(bound time.Duration) {
 	close(n.done)
-	<-n.exited
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-n.exited:
+	case <-t.C:
+		n.abandoned.Store(true)
+		n.log.Warn("OnNewLeader has not returned; Run goes on without it, and the calls still queued are dropped",
+			"waited", bound)
+	}
 }
