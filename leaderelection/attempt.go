@@ -19,6 +19,9 @@ type attempt struct {
 	err error
 	// previous is the holder an A3 took the lease from ("" if it was released).
 	previous string
+	// sent is when the attempt began: for a successful write, no later than the
+	// moment the apiserver committed it, so every other candidate saw it after sent.
+	sent time.Time
 }
 
 // tryAcquireOrRenew makes one attempt to acquire or renew the lease:
@@ -51,8 +54,8 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
 		mine.AcquireTime, mine.Transitions = old.AcquireTime, old.Transitions
 		err := e.cfg.Lock.Update(ctx, mine)
 		if err == nil {
-			e.observe(mine)
-			return attempt{transition: "R1", ok: true}
+			e.observeAt(mine, now)
+			return attempt{transition: "R1", ok: true, sent: now}
 		}
 		e.log.Debug("renewing without reading failed; reading the lease", "err", err)
 	}
@@ -65,8 +68,8 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
 			// Transition A4: someone else created it first, or the create failed.
 			return attempt{transition: "A4", reason: fmt.Sprintf("creating the lease: %v", err), err: err}
 		}
-		e.observe(mine)
-		return attempt{transition: "A1", ok: true}
+		e.observeAt(mine, now)
+		return attempt{transition: "A1", ok: true, sent: now}
 	case err != nil:
 		// Transition A4: the read failed.
 		return attempt{transition: "A4", reason: fmt.Sprintf("reading the lease: %v", err), err: err}
@@ -96,6 +99,6 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
 		// Transition A4: a 409 Conflict means another candidate wrote first.
 		return attempt{transition: "A4", reason: fmt.Sprintf("writing the lease: %v", err), err: err}
 	}
-	e.observe(mine)
-	return attempt{transition: transition, ok: true, previous: current.Holder}
+	e.observeAt(mine, now)
+	return attempt{transition: transition, ok: true, previous: current.Holder, sent: now}
 }

@@ -36,7 +36,8 @@ type Elector struct {
 	mu sync.RWMutex
 	// observed is the record as last read from or written to the Lock. Guarded by mu.
 	observed Record
-	// observedAt is when (this candidate's clock) observed last changed. Guarded by mu.
+	// observedAt is when (this candidate's clock) observed last changed; for its own
+	// writes, when the writing attempt began. Guarded by mu.
 	observedAt time.Time
 }
 
@@ -100,10 +101,15 @@ func (e *Elector) Check(tolerance time.Duration) error {
 // observe records r as the Lease's current state, seen now.
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.setObservedRecord
-func (e *Elector) observe(r Record) {
+func (e *Elector) observe(r Record) { e.observeAt(r, time.Now()) }
+
+// observeAt records r as the Lease's state since at. For this candidate's own writes
+// at is when the attempt began, not when the answer came: the lease it holds is
+// counted from before any other candidate could have seen the write.
+func (e *Elector) observeAt(r Record, at time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.observed, e.observedAt = r, time.Now()
+	e.observed, e.observedAt = r, at
 }
 
 // observedRecord is the last record seen.

@@ -21,6 +21,7 @@ type candidate struct {
 	startedAt []time.Duration // OnStartedLeading calls, guarded by mu
 	workEnded []time.Duration // when OnStartedLeading's context ended, guarded by mu
 	causes    []error         // context.Cause of that context, guarded by mu
+	returned  []time.Duration // when OnStartedLeading returned, guarded by mu
 	stopped   int             // OnStoppedLeading calls, guarded by mu
 	leaders   []string        // OnNewLeader calls, guarded by mu
 	err       error           // Run's result, guarded by mu
@@ -34,8 +35,10 @@ func testConfig(lock Lock) Config {
 }
 
 // run starts a candidate with cfg (its callbacks are replaced by recording ones, and
-// workFor makes OnStartedLeading linger that long after its context ended). jitter is
-// the acquire loop's random number. t0 is the test's start.
+// workFor makes OnStartedLeading drain that long after its context ended — like a
+// controller finishing its queue — unless LeaseContext ends first: then it returns at
+// once, as a worker told the lease is lost must). jitter is the acquire loop's random
+// number. t0 is the test's start.
 func run(t *testing.T, t0 time.Time, cfg Config, jitter float64, workFor time.Duration) *candidate {
 	t.Helper()
 	c := &candidate{done: make(chan struct{})}
@@ -50,7 +53,15 @@ func run(t *testing.T, t0 time.Time, cfg Config, jitter float64, workFor time.Du
 			c.workEnded = append(c.workEnded, since())
 			c.causes = append(c.causes, context.Cause(ctx))
 			c.mu.Unlock()
-			time.Sleep(workFor)
+			drained := time.NewTimer(workFor)
+			defer drained.Stop()
+			select {
+			case <-drained.C:
+			case <-LeaseContext(ctx).Done():
+			}
+			c.mu.Lock()
+			c.returned = append(c.returned, since())
+			c.mu.Unlock()
 		},
 		OnStoppedLeading: func() { c.mu.Lock(); c.stopped++; c.mu.Unlock() },
 		OnNewLeader:      func(id string) { c.mu.Lock(); c.leaders = append(c.leaders, id); c.mu.Unlock() },
@@ -83,6 +94,13 @@ func (c *candidate) snapshot() (started, ended []time.Duration, stopped int, lea
 	defer c.mu.Unlock()
 	return append([]time.Duration(nil), c.startedAt...), append([]time.Duration(nil), c.workEnded...),
 		c.stopped, append([]string(nil), c.leaders...), c.err
+}
+
+// workReturned lists when OnStartedLeading returned.
+func (c *candidate) workReturned() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.returned...)
 }
 
 func (c *candidate) workCauses() []error {

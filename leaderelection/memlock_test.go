@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubeinternals/informers/internal/pause"
 )
 
 var leases = schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
@@ -26,6 +28,9 @@ type leaseStore struct {
 	cut map[string]bool
 	// fail makes every request of a candidate fail at once with the error. Guarded by mu.
 	fail map[string]error
+	// slow delays the response to a candidate's writes after they are committed: the
+	// apiserver wrote the Lease, the candidate hears of it later. Guarded by mu.
+	slow map[string]time.Duration
 	// beforeUpdate, if set, runs (without mu) at the start of every Update: a
 	// concurrent writer that wins the race. Set before the candidates start.
 	beforeUpdate func()
@@ -39,7 +44,7 @@ type written struct {
 }
 
 func newLeaseStore() *leaseStore {
-	return &leaseStore{cut: map[string]bool{}, fail: map[string]error{}}
+	return &leaseStore{cut: map[string]bool{}, fail: map[string]error{}, slow: map[string]time.Duration{}}
 }
 
 // set writes r as an outsider would (kubectl, another controller).
@@ -67,6 +72,12 @@ func (s *leaseStore) partition(id string, cut bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cut[id] = cut
+}
+
+func (s *leaseStore) slowResponses(id string, d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.slow[id] = d
 }
 
 func (s *leaseStore) failWith(id string, err error) {
@@ -134,17 +145,26 @@ func (l *memLock) Update(ctx context.Context, r Record) error {
 		l.s.beforeUpdate()
 	}
 	l.s.mu.Lock()
-	defer l.s.mu.Unlock()
 	if l.seen == 0 {
+		l.s.mu.Unlock()
 		return errNotRead
 	}
 	if l.seen != l.s.rv {
+		l.s.mu.Unlock()
 		return apierrors.NewConflict(leases, "lease", errors.New("the object has been modified"))
 	}
 	l.s.rec = r
 	l.s.rv++
 	l.seen = l.s.rv
 	l.s.writes = append(l.s.writes, written{at: time.Now(), by: l.id, rec: r})
+	delay := l.s.slow[l.id]
+	l.s.mu.Unlock()
+	if delay > 0 {
+		// The write is committed; only its response is late (or lost, if ctx ends).
+		if !pause.For(ctx, delay) {
+			return ctx.Err()
+		}
+	}
 	return nil
 }
 

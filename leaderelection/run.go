@@ -3,7 +3,6 @@ package leaderelection
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/kubeinternals/informers/internal/pause"
@@ -13,15 +12,21 @@ import (
 //
 //  1. acquire: try (A1–A4) until the lease is ours, waiting RetryPeriod plus up to
 //     JitterFactor·RetryPeriod between two tries;
-//  2. lead: start OnStartedLeading(leadCtx) in a goroutine, and renew (R1–R4) every
-//     RetryPeriod until a renewal round fails for RenewDeadline (R4: lost) or ctx
-//     ends (S1);
-//  3. stop: end leadCtx and wait for OnStartedLeading to return; with
-//     ReleaseOnCancel, clear the Lease's holder (S2); call OnStoppedLeading (S3).
+//  2. lead: start OnStartedLeading(work) in a goroutine, and renew (R1–R3) every
+//     RetryPeriod. Leadership is lost (the work's context and LeaseContext end, the
+//     cause wraps ErrLeaseLost) when a round fails for RenewDeadline (R4), when a
+//     renewal reads another holder (R5), or when LeaseDuration·(1−StopBeforeExpiry)
+//     has passed since the last successful renewal was sent (R6);
+//  3. stop: when ctx ends (S1), end the work's context and keep renewing until the
+//     work returns; if a renewal fails meanwhile, or ctx ended while a round was
+//     failing, the lease counts as lost (S4) and LeaseContext ends at once. Once the
+//     work has returned: with ReleaseOnCancel, clear the Lease's holder (S2); call
+//     OnStoppedLeading (S3).
 //
-// Run returns nil when ctx ended and an error wrapping ErrLeaseLost when the lease was
-// lost; a controller usually exits on that error, as client-go's callers exit in
-// OnStoppedLeading. Run may be called again after it returns, not concurrently.
+// Run returns nil after a graceful stop and an error wrapping ErrLeaseLost when the
+// lease was lost; a controller usually exits on that error, as client-go's callers
+// exit in OnStoppedLeading. Run may be called again after it returns, not
+// concurrently.
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.Run
 func (e *Elector) Run(ctx context.Context) (err error) {
@@ -29,49 +34,89 @@ func (e *Elector) Run(ctx context.Context) (err error) {
 	if e.cfg.Callbacks.OnStoppedLeading != nil {
 		defer e.cfg.Callbacks.OnStoppedLeading()
 	}
-	leaders := newLeaderNotifier(e.cfg.Callbacks.OnNewLeader)
-	// Goroutine: the OnNewLeader notifier, owned by Run; it exits when stop returns,
-	// before OnStoppedLeading.
+	leaders := newLeaderNotifier(e.cfg.Callbacks.OnNewLeader, e.log)
+	// Goroutine: the OnNewLeader notifier, owned by Run; stop ends it before
+	// OnStoppedLeading (or, if a call hangs, gives up on it after RetryPeriod).
 	go leaders.run()
-	defer leaders.stop()
+	defer leaders.stop(e.cfg.RetryPeriod)
 
 	e.log.Info("trying to acquire the lease", "lease duration", e.cfg.LeaseDuration,
 		"renew deadline", e.cfg.RenewDeadline, "retry period", e.cfg.RetryPeriod)
-	if !e.acquire(ctx, leaders) {
+	sent, ok := e.acquire(ctx, leaders)
+	if !ok {
 		return nil
 	}
 
-	leadCtx, endLeading := context.WithCancelCause(ctx)
-	var leading sync.WaitGroup
-	// Goroutine: the leader's work, OnStartedLeading(leadCtx). Run waits for it below,
-	// after ending leadCtx.
-	leading.Go(func() { e.cfg.Callbacks.OnStartedLeading(leadCtx) })
+	l := e.lead(ctx, sent)
+	defer l.end()
+	workDone := make(chan struct{})
+	// Goroutine: the leader's work, OnStartedLeading(l.work). Run waits for it below.
+	go func() {
+		defer close(workDone)
+		e.cfg.Callbacks.OnStartedLeading(l.work)
+	}()
 
-	if lost := e.renew(ctx, leaders); lost != nil {
-		err = fmt.Errorf("%w %s: %w", ErrLeaseLost, e.cfg.Name, lost)
-	}
-	// Why a cause: the work can tell a lost lease (stop at once: another replica may
-	// take over) from a graceful stop (finish what is in hand) by context.Cause.
-	endLeading(err)
-	e.waitForWork(&leading)
+	renewing, stopRenewing := context.WithCancel(l.lease)
+	renewed := make(chan struct{})
+	// Goroutine: the renewal loop, owned by Run; it exits when stopRenewing is called
+	// or the lease is lost, and Run waits for it before releasing.
+	go func() {
+		defer close(renewed)
+		e.renew(renewing, l, leaders)
+	}()
+
+	e.superviseWork(ctx, l, workDone)
+	stopRenewing()
+	<-renewed
+	err = l.lost()
 	if e.cfg.ReleaseOnCancel {
+		// Safe after a loss too: the work has returned, and release writes only over
+		// a Lease that still names this candidate.
 		e.release()
 	}
 	return err
 }
 
-// acquire tries until the lease is ours (true) or ctx ends (false). The pause after
-// a failed try starts when the try returns (client-go's "sliding" period).
+// superviseWork waits for the work to return: it delivers a graceful stop when ctx
+// ends, and warns every RenewDeadline that the work has not returned once its context
+// has ended.
+func (e *Elector) superviseWork(ctx context.Context, l *leadership, workDone <-chan struct{}) {
+	stopped := ctx.Done()
+	var warn <-chan time.Time
+	waited := time.Duration(0)
+	for {
+		select {
+		case <-workDone:
+			return
+		case <-stopped:
+			stopped = nil
+			l.stop(context.Cause(ctx))
+		case <-warn:
+			waited += e.cfg.RenewDeadline
+			e.log.Warn("OnStartedLeading has not returned since its context ended; still waiting before releasing the lease",
+				"waited", waited, "lease lost", l.lost() != nil)
+		}
+		if warn == nil && l.work.Err() != nil {
+			t := time.NewTicker(e.cfg.RenewDeadline)
+			defer t.Stop()
+			warn = t.C
+		}
+	}
+}
+
+// acquire tries until the lease is ours (true, with when the winning attempt began) or
+// ctx ends (false). The pause after a failed try starts when the try returns
+// (client-go's "sliding" period).
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.acquire (wait.JitterUntil, sliding)
-func (e *Elector) acquire(ctx context.Context, leaders *leaderNotifier) bool {
+func (e *Elector) acquire(ctx context.Context, leaders *leaderNotifier) (sent time.Time, ok bool) {
 	for ctx.Err() == nil {
 		a := e.tryAcquireOrRenew(ctx)
 		e.noticeLeader(leaders)
 		if a.ok {
 			e.log.Info("acquired the lease", "transition", a.transition)
 			e.traceAcquired(a)
-			return true
+			return a.sent, true
 		}
 		e.log.Debug("did not acquire the lease", "transition", a.transition, "why", a.reason)
 		e.traceTried(a)
@@ -80,45 +125,36 @@ func (e *Elector) acquire(ctx context.Context, leaders *leaderNotifier) bool {
 			break
 		}
 	}
-	return false
+	return time.Time{}, false
 }
 
-// renew keeps the lease until ctx ends (nil) or a renewal round fails (transition R4:
-// the error that says why). The first round starts at once, each next one RetryPeriod
-// after the previous one succeeded.
+// renew keeps the lease until ctx ends or the lease is lost (R4, R5, S4; R6 fires on
+// its own timer). The first round starts at once, each next one RetryPeriod after the
+// previous one succeeded.
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.renew (wait.Until)
-func (e *Elector) renew(ctx context.Context, leaders *leaderNotifier) error {
-	last := time.Now()
+func (e *Elector) renew(ctx context.Context, l *leadership, leaders *leaderNotifier) {
+	last := l.lastSent
 	for {
-		a, ok := e.renewRound(ctx, leaders)
-		if ctx.Err() != nil {
-			// Transition S1.
-			e.log.Info("stopped leading: the context ended")
-			return nil
-		}
+		a, ok := e.renewRound(ctx, l, leaders)
 		if !ok {
-			// Transition R4.
-			e.log.Warn("lost the lease: stopping leader work", "last renewed", time.Since(last).Round(time.Millisecond), "why", a.reason)
-			e.traceLost(time.Since(last), a.reason)
-			return fmt.Errorf("not renewed within the renew deadline (%v): %s", e.cfg.RenewDeadline, a.reason)
+			return
 		}
-		e.traceRenewed(a, time.Since(last))
-		last = time.Now()
+		e.traceRenewed(a, a.sent.Sub(last))
+		last = a.sent
 		if !pause.For(ctx, e.cfg.RetryPeriod) {
-			e.log.Info("stopped leading: the context ended")
-			return nil
+			return
 		}
 	}
 }
 
 // renewRound tries to renew at once and then every RetryPeriod (measured from the
-// round's start, not from each try's end) until one try succeeds or RenewDeadline has
-// passed since the round began (R3). The tries share the round's deadline, so a
-// request still in flight at the deadline is cancelled.
+// round's start, not from each try's end) until one try succeeds (true), the lease is
+// lost, or RenewDeadline has passed since the round began (R4). The tries share the
+// round's deadline, so a request still in flight at the deadline is cancelled.
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.renew (wait.PollUntilContextTimeout, immediate)
-func (e *Elector) renewRound(ctx context.Context, leaders *leaderNotifier) (attempt, bool) {
+func (e *Elector) renewRound(ctx context.Context, l *leadership, leaders *leaderNotifier) (attempt, bool) {
 	round, cancel := context.WithTimeout(ctx, e.cfg.RenewDeadline)
 	defer cancel()
 	tick := time.NewTimer(e.cfg.RetryPeriod)
@@ -127,38 +163,30 @@ func (e *Elector) renewRound(ctx context.Context, leaders *leaderNotifier) (atte
 		a := e.tryAcquireOrRenew(round)
 		e.noticeLeader(leaders)
 		if a.ok {
+			l.renewed(a.sent)
 			return a, true
+		}
+		if ctx.Err() != nil {
+			// Stopped by Run (the work returned) or by a loss: not a failure.
+			return a, false
 		}
 		// Transition R3.
 		e.log.Debug("renewal failed; retrying until the renew deadline", "transition", a.transition, "why", a.reason)
 		e.traceTried(a)
+		l.failed(a)
 		select {
 		case <-round.Done():
-			return a, false
 		case <-tick.C:
 		}
+		if ctx.Err() != nil {
+			return a, false
+		}
 		if round.Err() != nil {
+			// Transition R4.
+			l.lose("R4", fmt.Sprintf("not renewed within the renew deadline (%v): %s", e.cfg.RenewDeadline, a.reason))
 			return a, false
 		}
 		tick.Reset(e.cfg.RetryPeriod)
-	}
-}
-
-// waitForWork waits for OnStartedLeading to return, warning every RenewDeadline that
-// it has not: until it does, this process may still be doing leader work, so Run
-// neither releases the lease nor reports that leading stopped.
-func (e *Elector) waitForWork(leading *sync.WaitGroup) {
-	done := make(chan struct{})
-	// Goroutine: closes done when the work returns; it ends with the wait.
-	go func() { leading.Wait(); close(done) }()
-	for waited := e.cfg.RenewDeadline; ; waited += e.cfg.RenewDeadline {
-		select {
-		case <-done:
-			return
-		case <-time.After(e.cfg.RenewDeadline):
-			e.log.Warn("OnStartedLeading has not returned since leading stopped; still waiting before releasing the lease",
-				"waited", waited)
-		}
 	}
 }
 

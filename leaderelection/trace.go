@@ -57,9 +57,11 @@ func (e *Elector) traceRenewed(a attempt, since time.Duration) {
 	}
 }
 
-func (e *Elector) traceLost(since time.Duration, why string) {
+// traceLost reports the loss of the lease by transition (R4, R5, R6 or S4), since
+// the last successful renewal was sent.
+func (e *Elector) traceLost(transition string, since time.Duration, why string) {
 	if e.cfg.Tracer != nil {
-		e.emit(trace.Event{Kind: trace.LeaseLost, Type: "R4", Duration: since, Reason: why})
+		e.emit(trace.Event{Kind: trace.LeaseLost, Type: transition, Duration: since, Reason: why})
 	}
 }
 

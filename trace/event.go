@@ -156,8 +156,10 @@ const (
 	// LeaseRenewed: the leader renewed the lease, Duration after its previous
 	// renewal (or acquisition).
 	LeaseRenewed Kind = "renewed"
-	// LeaseLost: the leader could not renew within its renew deadline and stopped
-	// leading; Duration since its last renewal, Reason the last failure.
+	// LeaseLost: the leader stopped leading at once: a renewal round failed for its
+	// renew deadline, a renewal read another holder, its own deadline passed, or a
+	// renewal failed while its work drained (Type: R4, R5, R6, S4); Duration since it
+	// sent its last successful renewal, Reason why.
 	LeaseLost Kind = "lost"
 	// LeaseReleased: the leader cleared the lease's holder on its way out.
 	LeaseReleased Kind = "released"

@@ -140,7 +140,7 @@ func (e Event) String() string {
 	case LeaseRenewed:
 		add(" %s (%s) %s after the last", e.Key, e.Type, ms(e.Duration))
 	case LeaseLost:
-		add(" %s: not renewed for %s", e.Key, ms(e.Duration))
+		add(" %s (%s) %s after the last successful renewal was sent", e.Key, e.Type, ms(e.Duration))
 		why()
 	case NewLeaderObserved:
 		holder := e.Detail
