@@ -267,7 +267,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.working.Store(true)
 	defer c.working.Store(false)
 	if c.elector == nil {
-		c.runWorkers(ctx, func() bool { return true })
+		// Without leader election nothing ever demands a stop at once: the drain
+		// is bounded by DrainTimeout alone.
+		c.runWorkers(ctx, context.WithoutCancel(ctx))
 		return nil
 	}
 	c.log.Info("caches synced; competing for the lease before starting workers")
@@ -278,23 +280,26 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // lead is OnStartedLeading: the workers run until leading ends. After a graceful stop
-// they finish the keys in hand; after a lost lease they stop at once — another
-// replica may already be working.
+// they finish the keys in hand while the elector keeps renewing; when the lease is
+// lost — before or during that drain — they stop at once: another replica may be
+// about to start.
 func (c *Controller) lead(leadCtx context.Context) {
-	c.runWorkers(leadCtx, func() bool { return !errors.Is(context.Cause(leadCtx), leaderelection.ErrLeaseLost) })
+	c.runWorkers(leadCtx, leaderelection.LeaseContext(leadCtx))
 }
 
-// runWorkers runs the workers until ctx ends, then stops them: draining the queue
-// (each worker finishes its key, up to Options.DrainTimeout) if graceful() says so once
-// ctx has ended, cancelling their requests at once otherwise. It returns when every
-// worker has.
-func (c *Controller) runWorkers(ctx context.Context, graceful func() bool) {
+// runWorkers runs the workers until ctx ends, then stops them. If must (the context
+// that ends when the workers must stop at once: leaderelection.LeaseContext) is still
+// live then, it drains the queue — each worker finishes its key, up to
+// Options.DrainTimeout — and cuts the drain short the moment must ends; otherwise it
+// cancels their requests at once. Every request a worker makes runs under must. It
+// returns when every worker has.
+func (c *Controller) runWorkers(ctx, must context.Context) {
 	c.log.Info("starting workers", "count", c.workers)
 	c.leading.Store(true)
-	// Why WithoutCancel: a worker that already took a key finishes it even though ctx
+	// Why must, not ctx: a worker that already took a key finishes it even though ctx
 	// has ended — a half-done sync is what "let workers finish" avoids. The drain
-	// timeout below bounds it.
-	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	// timeout below bounds it, and must ends it when the lease is lost.
+	workCtx, cancelWork := context.WithCancel(must)
 	defer cancelWork()
 	var wg sync.WaitGroup
 	for range c.workers {
@@ -308,12 +313,16 @@ func (c *Controller) runWorkers(ctx context.Context, graceful func() bool) {
 
 	<-ctx.Done()
 	c.leading.Store(false)
-	if graceful() {
+	if must.Err() == nil {
 		c.working.Store(false)
 		c.log.Info("shutting down: no new work, letting workers finish")
-		drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), c.drainTimeout)
+		drainCtx, cancelDrain := context.WithTimeout(must, c.drainTimeout)
 		defer cancelDrain()
-		if err := c.queue.ShutDownWithDrain(drainCtx); err != nil {
+		err := c.queue.ShutDownWithDrain(drainCtx)
+		switch {
+		case must.Err() != nil:
+			c.log.Warn("leadership lost while draining: stopping workers at once", "why", context.Cause(must))
+		case err != nil:
 			c.log.Warn("workers did not finish in time; cancelling their requests", "timeout", c.drainTimeout, "err", err)
 		}
 	} else {
