@@ -54,10 +54,12 @@ type Config struct {
 	// Callbacks say what to do when leading starts and stops.
 	Callbacks Callbacks
 
-	// ReleaseOnCancel clears the Lease's holder when Run's context ends while
-	// leading, so the next candidate takes over at its next attempt instead of after
-	// LeaseDuration. Only safe if the work has stopped by then; Run makes sure of
-	// that by waiting for OnStartedLeading to return first.
+	// ReleaseOnCancel clears the Lease's holder when Run stops leading — after a
+	// graceful stop and after a lost lease alike — so the next candidate takes over at
+	// its next attempt instead of after LeaseDuration. Only safe if the work has
+	// stopped by then: Run waits for OnStartedLeading to return first. After a loss
+	// the Lease usually names another holder already, and the release writes nothing
+	// (it writes only over a Lease that still names this candidate).
 	ReleaseOnCancel bool
 
 	// Name names this election in logs; "" means the Lock's Describe().
@@ -75,11 +77,18 @@ type Config struct {
 // client-go: tools/leaderelection/leaderelection.go LeaderCallbacks
 type Callbacks struct {
 	// OnStartedLeading runs in its own goroutine once the lease is acquired. Its
-	// context ends when leadership does (lost, or Run's context ended); it must stop
-	// all leader-only work then and return. When the lease was lost,
-	// context.Cause(ctx) wraps ErrLeaseLost: stop at once, another replica may start
-	// soon; otherwise it is the cause of Run's context: a graceful stop. Run waits for it to return before it
-	// releases the Lease or calls OnStoppedLeading. Required.
+	// context ends at the first of two signals:
+	//
+	//   - a graceful stop (Run's context ended; the cause is Run's context's cause):
+	//     take no new work, finish what is in hand, return. The elector keeps
+	//     renewing meanwhile, so no other replica starts;
+	//   - a lost lease (the cause wraps ErrLeaseLost): stop at once.
+	//
+	// A loss during the drain cannot change the cause a second time: it ends
+	// LeaseContext(ctx) instead. Work that drains must run its requests under
+	// LeaseContext(ctx) and stop draining when it ends. Run waits for
+	// OnStartedLeading to return before it releases the Lease or calls
+	// OnStoppedLeading. Required.
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading is called once when Run returns, whether or not this
 	// candidate ever led (as client-go does). Optional.

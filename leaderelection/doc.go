@@ -36,11 +36,14 @@
 //	                                                  │ renew round every RetryPeriod:
 //	                                                  │ R1 fast write, R2 read+write,
 //	                                                  │ R3 retry until RenewDeadline
-//	                         R4 deadline passed ◀─────┤
-//	                         S1 ctx ended ◀───────────┘
-//	                              │ end the work's context, wait for it,
-//	                              ▼ S2 release (ReleaseOnCancel), S3 OnStoppedLeading
-//	                           STOPPED
+//	      LOST ◀── R4 round failed, R5 another holder, R6 own deadline
+//	       │                                          │ S1 ctx ended: the work's ctx ends,
+//	       │                                          ▼    renewals go on
+//	       │◀── S4 a renewal failed ─────────────── DRAINING
+//	       │    (or the stop came while a round       │ the work returned
+//	       │     was failing)                         ▼
+//	       └─ LeaseContext ends; wait for the work ─▶ S2 release (ReleaseOnCancel),
+//	                                                  S3 OnStoppedLeading → STOPPED
 //
 // ACQUIRING (client-go: tools/leaderelection/leaderelection.go LeaderElector.acquire,
 // tryAcquireOrRenew)
@@ -61,29 +64,62 @@
 //   - R2 read, and renew if the Lease still names this candidate (keeping
 //     acquireTime and leaseTransitions).
 //   - R3 a failed attempt is retried every RetryPeriod within the round.
-//   - R4 no attempt succeeded within RenewDeadline of the round's start → leadership
-//     is lost: the work's context ends and Run returns ErrLeaseLost.
+//   - R4 no attempt succeeded within RenewDeadline of the round's start → lost.
+//   - R5 a renewal read an unexpired Lease naming another holder → lost at once.
+//   - R6 LeaseDuration·(1−StopBeforeExpiry) has passed since the leader sent its last
+//     successful renewal (or acquisition), on its own monotonic clock → lost. A timer,
+//     not a renewal, fires it: a request that hangs or answers late does not delay it.
+//
+// A loss ends the work's context and LeaseContext with a cause wrapping ErrLeaseLost;
+// Run waits for the work to return and returns that error.
 //
 // STOPPING
 //
-//   - S1 Run's context ended while leading.
-//   - S2 with ReleaseOnCancel, once the work returned: clear the holder (lease
-//     duration 1s), so the next candidate's next try takes over.
+//   - S1 Run's context ended while leading (and no renewal round was failing): the
+//     work's context ends with the caller's cause — finish what is in hand — and the
+//     leader keeps renewing while the work drains.
+//   - S4 a renewal attempt failed while the work drained, or Run's context ended while
+//     a round was failing → lost: LeaseContext ends (the second signal: stop now).
+//   - S2 with ReleaseOnCancel, once the work returned (after a graceful stop or a
+//     loss): clear the holder (lease duration 1s), so the next candidate's next try
+//     takes over. It writes only over a Lease that still names this candidate.
 //   - S3 OnStoppedLeading, whether or not this candidate ever led.
 //   - O1 (any state) the holder this candidate observes changed → OnNewLeader.
 //
+// # The guarantee
+//
+// Another candidate takes over no earlier than LeaseDuration after it saw this
+// leader's last renewal, on its clock; it saw the renewal after the leader sent it.
+// The leader's work is told to stop — its context and LeaseContext end — no later than
+// LeaseDuration·(1−StopBeforeExpiry) after it sent its last successful renewal, on the
+// leader's clock (R6; R4 and R5 may come sooner). So as long as the two clocks' rates
+// differ by less than StopBeforeExpiry (10%) — their readings may differ by any
+// amount — the old leader's work is told to stop before any other candidate may start.
+// During a graceful stop the lease stays renewed until the work has returned, and is
+// released only then. The tests in safety_test.go and timing_test.go show each case
+// as an exact timeline.
+//
+// What it does not guarantee:
+//
+//   - that the work obeys: "told to stop" is a context ending. Work that ignores its
+//     context, or runs requests under context.WithoutCancel, keeps going; Run warns
+//     every RenewDeadline while it waits for OnStartedLeading to return.
+//   - a request already sent: a write the apiserver accepted before the context ended
+//     lands, whenever its answer arrives.
+//   - a paused process (SIGSTOP, a frozen VM, a long stop-the-world pause): when it
+//     wakes, R6 fires at once, but a worker that was in the middle of a sync runs on
+//     until it next looks at its context. Nothing inside the process can close that
+//     window; the writes' resourceVersion preconditions stop a write over a version of
+//     the object the stale leader has not seen, not a write computed from a stale
+//     input (docs/08-leader-election.md, "What can still go wrong").
+//
 // # Invariants
 //
-//   - RenewDeadline < LeaseDuration (New refuses otherwise): a leader cut off from
-//     the apiserver stops working before any other candidate's clock lets it start.
-//   - Run ends the work's context and waits for OnStartedLeading to return before it
-//     releases the lease or calls OnStoppedLeading.
+//   - RenewDeadline < LeaseDuration (New refuses otherwise): with the defaults, a
+//     leader cut off from the apiserver gives up at R4 before R6 would fire.
+//   - Run waits for OnStartedLeading to return before it releases the lease or calls
+//     OnStoppedLeading, and keeps renewing until then unless the lease was lost.
 //   - A release writes only over a Lease that, as just read, names this candidate.
-//
-// What is not guaranteed: a leader whose process is paused (SIGSTOP, a long GC pause,
-// a frozen VM) for longer than the lease believes it still leads when it wakes, while
-// another replica already does — until its next renewal fails. Leader election bounds
-// that window; it does not close it. The writes' own resourceVersion preconditions do.
 //
 // # Reading order
 //
@@ -92,21 +128,28 @@
 //  3. config.go — Config, Callbacks, the defaults and their validation.
 //  4. elector.go — Elector: what it observed and when, IsLeader, Check.
 //  5. attempt.go — tryAcquireOrRenew: A1–A4, R1, R2.
-//  6. run.go — Run: the acquire loop, renewal rounds, release.
-//  7. notifier.go, trace.go — OnNewLeader in order; the trace events.
+//  6. run.go — Run: the acquire loop, renewal rounds (R3–R5), release.
+//  7. leadership.go — one term of leading: the work's two contexts (LeaseContext),
+//     the leader's own deadline (R6), graceful stop and loss (S1, S4).
+//  8. notifier.go, trace.go — OnNewLeader in order; the trace events.
 //
 // # Differences from client-go
 //
-//   - Run waits for OnStartedLeading to return before releasing the lease and before
-//     calling OnStoppedLeading; client-go starts it in a goroutine it never waits for,
-//     and (after a failed renewal) releases the lease before the work's context ends.
-//     Ours keeps a graceful handover from ever having two replicas working.
+//   - The guarantee above is ours. client-go stops renewing when its context ends and
+//     starts OnStartedLeading in a goroutine it never waits for, so a leader that
+//     drains keeps working after its lease expired; it stops a leader that cannot
+//     renew RenewDeadline after the round began, timed from the previous answer, not
+//     the send; and it keeps renewing for RenewDeadline after a read showed another
+//     holder. Ours keeps renewing while the work drains, stops it at R5 and R6, and
+//     tells a draining work of a loss through LeaseContext.
 //   - release reads the Lease and writes only if it still names this candidate;
 //     client-go checks its last observation, which may be stale after failed renewals.
 //   - A change of the Lease is detected by comparing records at the Lease's microsecond
 //     precision; client-go compares their JSON, where times have one-second precision.
 //   - OnNewLeader is called in order on one goroutine; client-go starts a goroutine per
-//     call. OnStoppedLeading is optional.
+//     call. A call that blocks holds Run back at most RetryPeriod after leading ends;
+//     the calls still queued then are dropped, so none comes after OnStoppedLeading.
+//     OnStoppedLeading is optional.
 //   - Zero durations mean 15s/10s/2s (kube-controller-manager's defaults); client-go
 //     requires all three. LeaseDuration must be whole seconds (the Lease stores seconds).
 //   - Run returns an error wrapping ErrLeaseLost when the lease was lost.

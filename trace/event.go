@@ -144,7 +144,7 @@ const (
 )
 
 // Leader election kinds (Source is the candidate's identity, Key the Lease's
-// namespace/name, Type the transition taken: A1–A4, R1–R4, S2, O1 in package
+// namespace/name, Type the transition taken: A1–A4, R1–R6, S2, S4, O1 in package
 // leaderelection's doc).
 const (
 	// LeaseTried: an attempt to acquire or renew the lease failed; Reason says why
