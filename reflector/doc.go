@@ -89,8 +89,10 @@
 //     (resourceVersionMatch=Exact), compared by UID and resourceVersion; a difference
 //     is reported (InconsistencyError) and the store gets the LIST's objects.
 //   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
-//   - S4 closed before the end bookmark → S1 with an empty buffer (a close within 1s
-//     with no events is ErrVeryShortWatch, handled by S5).
+//   - S4 closed before the end bookmark → BACKOFF → S1 with an empty buffer (a close
+//     within 1s with no events is ErrVeryShortWatch, handled by S5).
+//   - S7 the WatchListCutsBeforeList-th (3rd) such close in a row within one cycle →
+//     LIST, in the same cycle (as S5); the next cycle tries S1 again.
 //   - S5 refused otherwise (e.g. an old server), or ended before the end bookmark by
 //     any other error → LIST, in the same cycle (client-go:
 //     Reflector.ListAndWatchWithContext); the next cycle tries S1 again.
@@ -158,6 +160,11 @@
 //   - The LIST runs in Run's goroutine with ctx; client-go runs it in a goroutine with
 //     context.Background(), so cancelling stops the wait but not the request.
 //   - The watch-list backoff returns when ctx ends; client-go's sleeps through it.
+//   - A watch-list stream cut before its end bookmark (S4): client-go starts over at
+//     once, forever — behind a proxy that cuts every stream after a fixed time, a
+//     watch-list longer than that never syncs, and each attempt streams the whole
+//     state again. We back off between cuts and, after WatchListCutsBeforeList cuts in
+//     a row, list instead for that cycle (S7).
 //   - The name defaults to the Go type, not the caller's file:line; logs go to slog.
 //   - The watch-list consistency check is an option per reflector (CheckWatchList), not
 //     the process-wide KUBE_WATCHLIST_INCONSISTENCY_DETECTOR variable. client-go's

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,8 +28,11 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 			return nil
 		}
 		if err != nil {
-			// Transition S5: watch-list refused → paged LIST, in this same cycle.
-			r.logger.Debug("watch-list failed; falling back to LIST", "err", err)
+			// Transition S5 (and S7): watch-list refused, or cut too often → paged
+			// LIST, in this same cycle.
+			if !errors.Is(err, ErrWatchListCut) { // S7 logged it already, as a warning
+				r.logger.Debug("watch-list failed; falling back to LIST", "err", err)
+			}
 			w = nil
 		}
 	}

@@ -397,3 +397,44 @@ func TestStateMachine(t *testing.T) {
 		})
 	}
 }
+
+// TestACutWatchListBacksOffAndTheThirdCutInARowLists: a proxy that cuts every stream
+// after 2s, before the initial events end. client-go starts the watch-list over at
+// once, forever; we back off between cuts (S4), and the third cut in a row lists
+// instead, in the same cycle (S7).
+func TestACutWatchListBacksOffAndTheThirdCutInARowLists(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t,
+			watchClose(2*time.Second, added(cm("a", "5"))),
+			watchClose(2*time.Second, added(cm("a", "5"))),
+			watchClose(2*time.Second, added(cm("a", "5"))),
+			listStep("10", cm("a", "5")),
+			watchHold(),
+		)
+		rs := &recordingStore{}
+		// A jitter this small leaves the delays at exactly 800ms and 1.6s.
+		r, err := NewReflector[cmT](lw, rs, Options[cmT]{Backoff: BackoffOptions{Jitter: 1e-12}})
+		require.NoError(t, err)
+		runUntilExhausted(t, r, lw)
+
+		assert.Equal(t, []string{
+			`watch rv="" match=NotOlderThan sendInitialEvents`,
+			`watch rv="" match=NotOlderThan sendInitialEvents`,
+			`watch rv="" match=NotOlderThan sendInitialEvents`,
+			`list rv="0" limit=500`,
+			`watch rv="10"`,
+		}, lw.Calls())
+		calls := lw.RawCalls()
+		var gaps []time.Duration
+		for i := 1; i < len(calls); i++ {
+			gaps = append(gaps, calls[i].at.Sub(calls[i-1].at))
+		}
+		assert.Equal(t, []time.Duration{
+			2*time.Second + 800*time.Millisecond,  // cut after 2s, then the first backoff
+			2*time.Second + 1600*time.Millisecond, // cut, then the second
+			2 * time.Second,                       // the third cut: the LIST at once
+			0,                                     // the watch from the LIST's RV
+		}, gaps)
+		assert.Equal(t, []string{"replace [a] rv=10"}, rs.Ops())
+	})
+}

@@ -116,6 +116,7 @@ func TestTheReflectorTracesAWatchListAndItsRestart(t *testing.T) {
 			`list started (watch-list) at rv=""`,
 			`watch event ADDED ns/a rv=5`,
 			`watch ended: the watch-list stream closed before its initial events ended; starting over`,
+			`backoff 0.000ms: before the next watch-list`,
 			`list started (watch-list) at rv=""`,
 			`watch event ADDED ns/a rv=5`,
 			`watch event ADDED ns/b rv=6`,

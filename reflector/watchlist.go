@@ -26,6 +26,22 @@ func (r *Reflector[T]) rewatchResourceVersion() string {
 	return r.lastSyncRV
 }
 
+// WatchListCutsBeforeList is how many watch-list streams in a row may close before
+// their end bookmark, within one cycle, before that cycle gives up on the watch-list
+// and fetches the state with a paged LIST instead (transition S7). The next cycle
+// tries a watch-list again.
+//
+// Why: behind a proxy or load balancer that cuts every stream after a fixed time, a
+// watch-list whose initial events take longer never completes. client-go starts it
+// over at once, forever: the informer never syncs, and every attempt makes the
+// apiserver stream the whole state again. Short paged LIST requests get through such
+// a proxy.
+const WatchListCutsBeforeList = 3
+
+// ErrWatchListCut is wrapped by the error with which a cycle gives up its watch-list
+// after WatchListCutsBeforeList cut streams (transition S7); the cycle lists instead.
+var ErrWatchListCut = errors.New("watch-list streams closed before their initial events ended")
+
 // watchList fetches the full state as a stream: the server sends one ADDED per
 // object, then a bookmark annotated k8s.io/initial-events-end at the RV of that
 // state. We buffer the events, Replace the store with them at the bookmark's RV,
@@ -34,6 +50,7 @@ func (r *Reflector[T]) rewatchResourceVersion() string {
 //
 // client-go: tools/cache/reflector.go Reflector.watchList
 func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
+	cuts := 0 // streams in a row that closed before their end bookmark (S4)
 	for {
 		if ctx.Err() != nil {
 			return nil, nil
@@ -78,10 +95,28 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			return nil, err
 		}
 		if !ended {
-			// Transition S4: stream closed before the end bookmark → start over.
 			w.Stop()
+			cuts++
+			if cuts >= WatchListCutsBeforeList {
+				// Transition S7: too many cut streams in a row → a paged LIST, this cycle.
+				err := fmt.Errorf("%w: %d in a row, after %v: a proxy may be cutting long streams; listing instead",
+					ErrWatchListCut, cuts, time.Since(start).Round(time.Millisecond))
+				r.logger.Warn("watch-list cut again before its initial events ended; falling back to a paged LIST for this cycle", "err", err)
+				if r.opts.Tracer != nil {
+					r.emit(trace.Event{Kind: trace.WatchEnded, Reason: fmt.Sprintf("the watch-list stream closed before its initial events ended, %d times in a row; listing instead", cuts)})
+				}
+				return nil, err
+			}
+			// Transition S4: stream closed before the end bookmark → back off, start over.
+			delay := r.backoff.Next(time.Now())
+			r.logger.Warn("the watch-list stream closed before its initial events ended; backing off, then starting over",
+				"cut", cuts, "of", WatchListCutsBeforeList, "after", time.Since(start).Round(time.Millisecond), "delay", delay.Round(time.Millisecond))
 			if r.opts.Tracer != nil {
 				r.emit(trace.Event{Kind: trace.WatchEnded, Reason: "the watch-list stream closed before its initial events ended; starting over"})
+				r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: "before the next watch-list"})
+			}
+			if !pause.For(ctx, delay) {
+				return nil, nil
 			}
 			continue
 		}
