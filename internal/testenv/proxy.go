@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/rest"
 )
@@ -19,7 +20,10 @@ import (
 //   - Switch sends new connections to another server and cuts the open ones, as a
 //     load balancer in front of several apiservers fails over;
 //   - Freeze stops forwarding bytes, both ways, on every connection, open or new,
-//     until Thaw: the server is neither gone nor answering (a partition).
+//     until Thaw: the server is neither gone nor answering (a partition);
+//   - Limit closes each new connection a fixed time after it opened and slows every
+//     connection to a byte rate, as a load balancer with a maximum connection age in
+//     front of a slow link does.
 //
 // Goroutines: one accept loop while listening, and two copiers per connection; all
 // end when Close returns.
@@ -39,6 +43,11 @@ type Proxy struct {
 	thawed chan struct{}
 	// closing is closed by Close: it releases copiers waiting for a thaw.
 	closing chan struct{}
+	// maxAge, if > 0, is how long a connection accepted from now on stays open;
+	// rate, if > 0, caps each direction of each connection at that many bytes a
+	// second. Set by Limit; guarded by mu.
+	maxAge time.Duration
+	rate   int
 
 	wg sync.WaitGroup // the accept loop and the copiers
 }
@@ -190,6 +199,27 @@ func (p *Proxy) Frozen() bool {
 	}
 }
 
+// Limit makes every connection accepted from now on close maxAge after it opened (0:
+// never), and caps every connection, open or new, at bytesPerSecond in each direction
+// (0: no cap). A long response — a watch, or a watch-list still streaming its initial
+// events — is cut at maxAge; short requests on fresh connections get through.
+//
+// Pitfall: with HTTP/2 every request of a client shares one connection, so maxAge cuts
+// them all together; a client that should see one connection per request needs
+// HTTP/1.1 without keep-alives.
+func (p *Proxy) Limit(maxAge time.Duration, bytesPerSecond int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.maxAge, p.rate = maxAge, bytesPerSecond
+}
+
+// limits returns Limit's settings.
+func (p *Proxy) limits() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.maxAge, p.rate
+}
+
 // Refuse cuts every connection and stops listening: until Accept, a client gets
 // "connection refused", as when the apiserver is down. It returns how many client
 // connections it cut.
@@ -284,15 +314,22 @@ func (p *Proxy) forward(client net.Conn) {
 		delete(p.links, l)
 		p.mu.Unlock()
 	}
+	var aged *time.Timer // set before the copiers start; only they read it
+	if maxAge, _ := p.limits(); maxAge > 0 {
+		aged = time.AfterFunc(maxAge, func() { ends.Do(end) })
+	}
 	p.wg.Add(2)
 	// Owner: the Proxy. Each copier exits when its source closes; the first to end
 	// closes both connections, which ends the other. A copier waiting for a thaw
-	// exits when its link is closed (Cut, Switch) or the proxy is (Close).
+	// exits when its link is closed (Cut, Switch, Limit's age) or the proxy is (Close).
 	for _, pair := range [][2]net.Conn{{server, client}, {client, server}} {
 		go func() {
 			defer p.wg.Done()
 			p.copy(pair[0], pair[1], l.done)
 			ends.Do(end)
+			if aged != nil {
+				aged.Stop() // a connection that ended early leaves no timer behind
+			}
 		}()
 	}
 }
@@ -302,18 +339,42 @@ func (p *Proxy) forward(client net.Conn) {
 func (p *Proxy) copy(dst, src net.Conn, done <-chan struct{}) {
 	buf := make([]byte, 32<<10)
 	for {
-		n, err := src.Read(buf)
+		chunk := buf
+		_, rate := p.limits()
+		if rate > 0 {
+			// Small chunks, a tenth of a second's worth, keep a capped stream smooth.
+			chunk = buf[:max(1, min(len(buf), rate/10))]
+		}
+		n, err := src.Read(chunk)
 		if n > 0 {
 			if !p.waitThawed(done) {
 				return
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if _, werr := dst.Write(chunk[:n]); werr != nil {
+				return
+			}
+			if rate > 0 && !p.pace(n, rate, done) {
 				return
 			}
 		}
 		if err != nil {
 			return // EOF, a cut or a close alike
 		}
+	}
+}
+
+// pace waits as long as n bytes take at rate bytes a second; false means the link or
+// the proxy was closed meanwhile.
+func (p *Proxy) pace(n, rate int, done <-chan struct{}) bool {
+	t := time.NewTimer(time.Duration(float64(n) / float64(rate) * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+		return false
+	case <-p.closing:
+		return false
 	}
 }
 

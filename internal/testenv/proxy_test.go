@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"k8s.io/client-go/rest"
 
@@ -258,5 +259,35 @@ func TestProxyCutAndCloseReleaseConnectionsHeldByAFreeze(t *testing.T) {
 		assert.Equal(t, 2, p.Cut(), "both frozen connections are cut")
 		// Close waits for every copier: it returns only if the freeze released them.
 		p.Close()
+	})
+}
+
+func TestProxyLimitClosesEachNewConnectionAtItsAgeAndPacesItsBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		servers := make(chan net.Conn, 2)
+		p := pipeProxy(servers)
+		defer p.Close()
+		p.Limit(3*time.Second, 100) // 100 bytes a second, read 10 at a time
+		t0 := time.Now()
+
+		client, proxyEnd := net.Pipe()
+		defer client.Close()
+		p.forward(proxyEnd)
+		server := <-servers
+		defer server.Close()
+		atClient := reader(client)
+		// Goroutine owned by this test: the server's write blocks while the proxy paces.
+		go func() { _, _ = server.Write([]byte(strings.Repeat("x", 150))) }()
+
+		var got string
+		var at []time.Duration
+		for chunk := range atClient {
+			got += chunk
+			at = append(at, time.Since(t0))
+		}
+		assert.Equal(t, strings.Repeat("x", 150), got, "every byte arrives, 10 at a time, a tenth of a second apart")
+		assert.Equal(t, 15, len(at))
+		assert.Equal(t, 1400*time.Millisecond, at[14], "150 bytes at 100 bytes a second: the 15th chunk leaves at 1.4s")
+		assert.Equal(t, 3*time.Second, time.Since(t0), "the connection was closed at its age, 3s")
 	})
 }
