@@ -92,7 +92,9 @@
 //   - S4 closed before the end bookmark → BACKOFF → S1 with an empty buffer (a close
 //     within 1s with no events is ErrVeryShortWatch, handled by S5).
 //   - S7 the WatchListCutsBeforeList-th (3rd) such close in a row within one cycle →
-//     LIST, in the same cycle (as S5); the next cycle tries S1 again.
+//     LIST at RV "" in pages, in the same cycle; the next cycle tries S1 again. Why
+//     RV "": the watch cache answers a LIST at "0" or at a specific RV in one
+//     response, as long as the stream that was cut; a consistent read is paged.
 //   - S5 refused otherwise (e.g. an old server), or ended before the end bookmark by
 //     any other error → LIST, in the same cycle (client-go:
 //     Reflector.ListAndWatchWithContext); the next cycle tries S1 again.

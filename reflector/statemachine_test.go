@@ -421,7 +421,7 @@ func TestACutWatchListBacksOffAndTheThirdCutInARowLists(t *testing.T) {
 			`watch rv="" match=NotOlderThan sendInitialEvents`,
 			`watch rv="" match=NotOlderThan sendInitialEvents`,
 			`watch rv="" match=NotOlderThan sendInitialEvents`,
-			`list rv="0" limit=500`,
+			`list rv="" limit=500`, // a consistent read: the only LIST the watch cache pages
 			`watch rv="10"`,
 		}, lw.Calls())
 		calls := lw.RawCalls()
