@@ -28,6 +28,7 @@ func scenarios() []Scenario {
 		// The wire and the faults.
 		watchWire(),
 		watchCut(),
+		watchListCut(),
 		compaction410(),
 		laggingAPIServer(),
 		apiserverRestart(),

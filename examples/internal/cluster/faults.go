@@ -2,6 +2,11 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/testenv"
 )
@@ -74,4 +79,35 @@ func (c *Cluster) FailBack() (int, error) {
 		return 0, ErrNeedsLocalControlPlane
 	}
 	return c.proxy.Switch(c.env.Config.Host)
+}
+
+// LimitedPath starts a second proxy in front of the local apiserver that closes each
+// connection maxAge after it opened and paces its bytes to bytesPerSecond — a load
+// balancer that cuts long streams, on a slow link — and returns a config that reaches
+// the apiserver through it, whose client opens one HTTP/1.1 connection per request, so
+// each request's age counts from its own start. stop closes the proxy.
+//
+// Why HTTP/1.1 without keep-alives: over HTTP/2 every request of a client shares one
+// connection, and cutting it at its age would cut every request together.
+func (c *Cluster) LimitedPath(maxAge time.Duration, bytesPerSecond int) (cfg *rest.Config, stop func(), err error) {
+	if !c.Local {
+		return nil, nil, ErrNeedsLocalControlPlane
+	}
+	p, err := testenv.StartProxy(c.env.Config.Host)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.Limit(maxAge, bytesPerSecond)
+	cfg = p.Config(c.env.Config)
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		p.Close()
+		return nil, nil, fmt.Errorf("cluster: TLS config for the limited path: %w", err)
+	}
+	tlsConfig.NextProtos = []string{"http/1.1"}
+	// Why clear TLSClientConfig: rest refuses a Transport together with TLS options;
+	// the transport carries them now. The bearer token still applies.
+	cfg.TLSClientConfig = rest.TLSClientConfig{}
+	cfg.Transport = &http.Transport{TLSClientConfig: tlsConfig, DisableKeepAlives: true}
+	return cfg, p.Close, nil
 }
