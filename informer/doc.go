@@ -93,5 +93,5 @@
 //     serves its reflector and its handlers), not from process-wide providers set
 //     once; client-go 1.36 declares reflector metrics it never records (metrics.go).
 //
-// client-go: tools/cache/shared_informer.go, tools/cache/controller.go
+// client-go: tools/cache/shared_informer.go sharedIndexInformer, tools/cache/controller.go processDeltas
 package informer

@@ -128,7 +128,7 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	// "upstream synced, nothing pending" hold halfway through the replay. So the
 	// replay itself counts as one pending initial add until it is fully queued.
 	//
-	// client-go: AddEventHandlerWithOptions gets the same guarantee by starting the
+	// client-go's AddEventHandlerWithOptions gets the same guarantee by starting the
 	// listener's watchSynced goroutine only after the replay is queued.
 	l.holdSync()
 	if err := s.processor.addListener(l); err != nil {

@@ -20,7 +20,7 @@ const JitterFactor = 1.2
 // The defaults of a zero Config, the ones kube-controller-manager, kube-scheduler and
 // controller-runtime use.
 //
-// client-go: staging component-base/config/v1alpha1/defaults.go RecommendedDefaultLeaderElectionConfiguration
+// component-base: config/v1alpha1/defaults.go RecommendedDefaultLeaderElectionConfiguration
 const (
 	DefaultLeaseDuration = 15 * time.Second
 	DefaultRenewDeadline = 10 * time.Second

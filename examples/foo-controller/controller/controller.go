@@ -226,7 +226,7 @@ func sampleControllerRateLimiter() (workqueue.RateLimiter[Key], error) {
 // Then it stops taking work, lets each worker finish the key in hand (up to
 // Options.DrainTimeout), and stops the informers. It returns nil after a clean stop.
 //
-// client-go: sample-controller controller.go Controller.Run
+// sample-controller: controller.go Controller.Run
 func (c *Controller) Run(ctx context.Context) error {
 	c.mu.Lock()
 	ran := c.ran
@@ -346,7 +346,7 @@ func (c *Controller) Ready() bool { return c.working.Load() }
 // processNextWorkItem takes one key, syncs it and settles it with the queue. It returns
 // false when the queue has shut down.
 //
-// client-go: sample-controller controller.go Controller.processNextWorkItem
+// sample-controller: controller.go Controller.processNextWorkItem
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {

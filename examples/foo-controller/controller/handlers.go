@@ -47,7 +47,7 @@ func (c *Controller) deploymentHandlers() informer.HandlerFuncs[*appsv1.Deployme
 // included: the periodic resync is what re-checks a Foo whose sync failed for a reason
 // no event will announce.
 //
-// client-go: sample-controller controller.go Controller.enqueueFoo
+// sample-controller: controller.go Controller.enqueueFoo
 func (c *Controller) enqueueFoo(foo *v1alpha1.Foo) {
 	c.queue.Add(Key{Namespace: foo.Namespace, Name: foo.Name})
 }
@@ -58,7 +58,7 @@ func (c *Controller) enqueueFoo(foo *v1alpha1.Foo) {
 // one resourceVersion. Nothing changed, and the Foo's own resync already re-checks the
 // Foo, so following the owner reference would only double the work.
 //
-// client-go: sample-controller controller.go NewController (the Deployment UpdateFunc)
+// sample-controller: controller.go NewController (the Deployment UpdateFunc)
 func (c *Controller) onDeploymentUpdate(oldDep, newDep *appsv1.Deployment) {
 	if oldDep.ResourceVersion == newDep.ResourceVersion {
 		return
@@ -73,7 +73,7 @@ func (c *Controller) onDeploymentUpdate(oldDep, newDep *appsv1.Deployment) {
 // Why re-enqueue on delete at all: someone deleted the Deployment a Foo owns; the sync
 // recreates it.
 //
-// client-go: sample-controller controller.go Controller.handleObject (the
+// sample-controller: controller.go Controller.handleObject (the
 // DeletedFinalStateUnknown branch)
 func (c *Controller) onDeploymentDelete(d *appsv1.Deployment, tombstone *indexer.DeletedFinalStateUnknown[*appsv1.Deployment]) {
 	if tombstone != nil {
@@ -85,7 +85,7 @@ func (c *Controller) onDeploymentDelete(d *appsv1.Deployment, tombstone *indexer
 // handleDeployment enqueues the Foo that controls d, if any, and if that Foo still exists
 // in the cache.
 //
-// client-go: sample-controller controller.go Controller.handleObject
+// sample-controller: controller.go Controller.handleObject
 func (c *Controller) handleDeployment(d *appsv1.Deployment) {
 	key, ok := ownerFoo(d)
 	if !ok {

@@ -39,7 +39,7 @@ var ErrResourceExists = errors.New("deployment exists and is not managed by the 
 // sync makes the world match one Foo: its Deployment exists, is ours, has the Foo's
 // replicas, and the Foo's status reports the Deployment's available replicas.
 //
-// client-go: sample-controller controller.go Controller.syncHandler
+// sample-controller: controller.go Controller.syncHandler
 func (c *Controller) sync(ctx context.Context, key Key) error {
 	foo, err := c.foos.Lister().Namespace(key.Namespace).Get(key.Name)
 	if apierrors.IsNotFound(err) {
@@ -99,7 +99,7 @@ func (c *Controller) sync(ctx context.Context, key Key) error {
 // updateFooStatus writes the Deployment's availableReplicas into the Foo's status,
 // through the status subresource (a PUT to .../foos/<name>/status changes only status).
 //
-// client-go: sample-controller controller.go Controller.updateFooStatus
+// sample-controller: controller.go Controller.updateFooStatus
 func (c *Controller) updateFooStatus(ctx context.Context, foo *v1alpha1.Foo, dep *appsv1.Deployment) error {
 	fooCopy := foo.DeepCopy() // Pitfall: never modify a cached object.
 	fooCopy.Status.AvailableReplicas = dep.Status.AvailableReplicas
@@ -117,7 +117,7 @@ func needsUpdate(foo *v1alpha1.Foo, dep *appsv1.Deployment) bool {
 // labels app=nginx and controller=<foo>, and a controller owner reference to the Foo so
 // that deleting the Foo garbage-collects the Deployment.
 //
-// client-go: sample-controller controller.go newDeployment
+// sample-controller: controller.go newDeployment
 func newDeployment(foo *v1alpha1.Foo) *appsv1.Deployment {
 	labels := map[string]string{"app": "nginx", "controller": foo.Name}
 	return &appsv1.Deployment{
