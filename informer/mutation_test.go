@@ -187,3 +187,57 @@ func TestTheMutationDetectorWatchesWhatARelistCached(t *testing.T) {
 		})
 	}
 }
+
+// A resync hands every cached object to the handlers again, and the detector watches
+// each one afresh, on both pipelines: a handler that changes an object it got from a
+// resync is reported, even when the copy taken when it was cached has been dropped.
+func TestTheMutationDetectorWatchesWhatAResyncHandsOut(t *testing.T) {
+	for _, p := range pipelines {
+		t.Run(p.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("a", "k", "v"))
+				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{
+					Logger: logBufferLogger(), ResyncPeriod: 5 * time.Minute,
+					// A period longer than the test: the comparisons are CheckMutations'.
+					MutationDetector: &informer.MutationDetector{Period: time.Hour, Retain: time.Minute},
+				})
+				var mu sync.Mutex
+				resyncs, mutate := 0, false // guarded by mu
+				_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
+					UpdateFunc: func(old, obj *corev1.ConfigMap) {
+						mu.Lock()
+						defer mu.Unlock()
+						resyncs++
+						if mutate {
+							obj.Data["k"] = "changed by a handler during a resync" // the bug the detector is for
+						}
+					},
+				})
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+				assert.Empty(t, inf.CheckMutations()) // t=0: a's copy joins the current generation
+				time.Sleep(time.Minute)
+				assert.Empty(t, inf.CheckMutations()) // t=1m: rotated into the previous one
+				time.Sleep(time.Minute)
+				assert.Empty(t, inf.CheckMutations()) // t=2m: a's copy is dropped
+				// The handler changes a only from now on, under mu: for the race
+				// detector, the comparisons above happen before its change.
+				mu.Lock()
+				mutate = true
+				mu.Unlock()
+
+				time.Sleep(3 * time.Minute) // t=5m: the resync
+				synctest.Wait()
+				mu.Lock()
+				require.Equal(t, 1, resyncs, "one resync update")
+				mu.Unlock()
+				found := inf.CheckMutations()
+				require.Len(t, found, 1, "the resync's copy of a sees the handler's change")
+				assert.Equal(t, "ns/a", found[0].Key)
+				assert.Contains(t, found[0].Diff, `+  "k": "changed by a handler during a resync"`)
+			})
+		})
+	}
+}
