@@ -168,14 +168,16 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	}
 	// Why slog.Default and not silence: a recovered handler panic or a handler
 	// falling behind must be seen by someone (client-go logs them through klog).
-	logger := cmp.Or(opts.Logger, slog.Default())
+	base := cmp.Or(opts.Logger, slog.Default())
+	logger := base
 	if opts.Name != "" {
 		logger = logger.With("informer", opts.Name)
 	}
 	name := cmp.Or(opts.Name, fmt.Sprintf("%T", *new(T)))
 	var mutations *mutationDetector[T]
 	if opts.MutationDetector != nil {
-		mutations = newMutationDetector[T](name, *opts.MutationDetector, logger)
+		// The detector's lines name the informer once, by its Go type when unnamed.
+		mutations = newMutationDetector[T](name, *opts.MutationDetector, base.With("informer", name))
 	}
 	return &SharedIndexInformer[T]{
 		mutations:         mutations,

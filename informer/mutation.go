@@ -70,7 +70,7 @@ type keptCopy[T indexer.Object] struct {
 type mutationDetector[T indexer.Object] struct {
 	informer string
 	opts     MutationDetector
-	logger   *slog.Logger
+	logger   *slog.Logger // carries the informer's name ("informer" attribute)
 
 	mu    sync.Mutex
 	added []keptCopy[T] // guarded by mu: copies taken since the last comparison
@@ -136,7 +136,7 @@ func (d *mutationDetector[T]) compare() []*MutationError {
 	d.previous = d.check(d.previous, &found)
 	d.current = d.check(d.current, &found)
 	for _, err := range found {
-		d.logger.Error("cache mutation detected", "informer", d.informer, "key", err.Key, "err", err)
+		d.logger.Error("cache mutation detected", "key", err.Key, "err", err)
 		if d.opts.OnMutation != nil {
 			d.opts.OnMutation(err)
 		}

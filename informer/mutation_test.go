@@ -241,3 +241,38 @@ func TestTheMutationDetectorWatchesWhatAResyncHandsOut(t *testing.T) {
 		})
 	}
 }
+
+// The detector's log line names the informer once, whether the informer was named or
+// is known by its Go type.
+func TestAMutationIsLoggedWithTheInformerNamedOnce(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"configmaps", "informer=configmaps"},
+		{"", "informer=*v1.ConfigMap"},
+	} {
+		t.Run("informer named "+c.want, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("a", "k", "v"))
+				var logs logBuffer
+				inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{
+					Name: c.name, Logger: logs.logger(),
+					MutationDetector: &informer.MutationDetector{Period: time.Hour},
+				})
+				running(t, inf)
+				synctest.Wait()
+				obj, _, _ := inf.Indexer().GetByKey("ns/a")
+				obj.Data["k"] = "changed"
+				require.Len(t, inf.CheckMutations(), 1)
+				var line string
+				for l := range strings.Lines(logs.String()) {
+					if strings.Contains(l, `msg="cache mutation detected"`) {
+						line = l
+					}
+				}
+				require.NotEmpty(t, line, logs.String())
+				assert.Equal(t, 1, strings.Count(line, " informer="), line)
+				assert.Contains(t, line, " "+c.want+" ")
+			})
+		})
+	}
+}
