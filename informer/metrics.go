@@ -39,8 +39,9 @@ const (
 // embedded reflector.MetricsProvider, called with the same name); name is the
 // informer's Options.Name (a Factory informer's: its resource), or its Go type.
 // Per-handler metrics are created when the handler is added, with its
-// HandlerOptions.Name ("handler-N" when unnamed). A method that returns nil gets a
-// metric that drops its values; a nil provider costs nothing.
+// HandlerOptions.Name ("handler-N" when unnamed). When a handler is removed,
+// DeleteHandlerMetrics deletes its series. A method that returns nil gets a metric that drops its values; a nil
+// provider costs nothing.
 //
 // The first three are client-go 1.36's InformerMetricsProvider; the others answer
 // what operators ask of a running informer: is a handler falling behind (its backlog
@@ -75,6 +76,14 @@ type MetricsProvider interface {
 	NewHandlerDurationMetric(name, handler string) HistogramMetric
 	// NewHandlerPanicsMetric counts the panics recovered from a handler's calls.
 	NewHandlerPanicsMetric(name, handler string) CounterMetric
+	// DeleteHandlerMetrics is called once when the handler is removed
+	// (RemoveEventHandler), after its goroutine was told to stop: the provider deletes
+	// the four per-handler series it created for (name, handler) — a Prometheus
+	// provider calls DeleteLabelValues(name, handler) on each vector — so that a
+	// process that adds and removes handlers does not export a series for every
+	// handler it ever had. A value recorded after the call (a handler call that was
+	// still running ends) goes to the deleted series, which is no longer exported.
+	DeleteHandlerMetrics(name, handler string)
 }
 
 type noopMetric struct{}
@@ -150,6 +159,9 @@ type handlerMetrics struct {
 	backlog, highWater GaugeMetric
 	duration           HistogramMetric
 	panics             CounterMetric
+	// provider, informer and handler: what deleted tells the provider.
+	provider          MetricsProvider
+	informer, handler string
 }
 
 func newHandlerMetrics(p MetricsProvider, name, handler string) *handlerMetrics {
@@ -157,9 +169,18 @@ func newHandlerMetrics(p MetricsProvider, name, handler string) *handlerMetrics 
 		return nil
 	}
 	return &handlerMetrics{
+		provider: p, informer: name, handler: handler,
 		backlog:   orNoop(p.NewHandlerBacklogMetric(name, handler)),
 		highWater: orNoop(p.NewHandlerHighWaterMetric(name, handler)),
 		duration:  orNoop(p.NewHandlerDurationMetric(name, handler)),
 		panics:    orNoop(p.NewHandlerPanicsMetric(name, handler)),
+	}
+}
+
+// deleted tells the provider the handler was removed, so that it deletes the
+// handler's series.
+func (m *handlerMetrics) deleted() {
+	if m != nil {
+		m.provider.DeleteHandlerMetrics(m.informer, m.handler)
 	}
 }

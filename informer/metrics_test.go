@@ -81,6 +81,9 @@ func (r *metricsRecorder) NewHandlerPanicsMetric(n, h string) informer.CounterMe
 	return r.m("panics", n, h)
 }
 
+// DeleteHandlerMetrics records the deletion as 1 under deleted{name,handler}.
+func (r *metricsRecorder) DeleteHandlerMetrics(n, h string) { r.m("deleted", n, h).Inc() }
+
 // One provider in Options gives the informer's, its reflector's and its handlers'
 // metrics, on both pipelines: the queue fills and drains, the cache's resource
 // version follows the server, a slow handler's backlog and high-water mark grow, and
@@ -209,3 +212,28 @@ func (allocFree) NewHandlerDurationMetric(string, string) informer.HistogramMetr
 	return drop{}
 }
 func (allocFree) NewHandlerPanicsMetric(string, string) informer.CounterMetric { return drop{} }
+func (allocFree) DeleteHandlerMetrics(string, string)                          {}
+
+// Removing a handler tells the provider to delete that handler's series, once; the
+// other handlers' series stay.
+func TestRemovingAHandlerDeletesItsSeries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		src.Create(cm("a"))
+		rec := &metricsRecorder{}
+		inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: rec, Logger: logBufferLogger()})
+		gone, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "gone"})
+		require.NoError(t, err)
+		_, err = inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "kept"})
+		require.NoError(t, err)
+		running(t, inf)
+		synctest.Wait()
+		require.NotEmpty(t, rec.Values("handler_duration{cms,gone}"), "the handler had series: %s", rec)
+
+		inf.RemoveEventHandler(gone)
+		inf.RemoveEventHandler(gone) // a no-op
+		synctest.Wait()
+		assert.Equal(t, []float64{1}, rec.Values("deleted{cms,gone}"), "deleted once: %s", rec)
+		assert.Empty(t, rec.Values("deleted{cms,kept}"))
+	})
+}

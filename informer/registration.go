@@ -142,8 +142,9 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 }
 
 // RemoveEventHandler unregisters a handler and stops its goroutine; notifications
-// still queued for it are dropped. Removing a handler twice, or one of another
-// informer, is a no-op.
+// still queued for it are dropped. With Options.MetricsProvider, the provider is told
+// to delete the handler's series (MetricsProvider.DeleteHandlerMetrics). Removing a
+// handler twice, or one of another informer, is a no-op.
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.RemoveEventHandler
 func (s *SharedIndexInformer[T]) RemoveEventHandler(reg *Registration[T]) {
@@ -151,6 +152,9 @@ func (s *SharedIndexInformer[T]) RemoveEventHandler(reg *Registration[T]) {
 		return
 	}
 	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	s.processor.removeListener(reg.l)
+	removed := s.processor.removeListener(reg.l)
+	s.blockDeltas.Unlock()
+	if removed {
+		reg.l.metrics.deleted()
+	}
 }

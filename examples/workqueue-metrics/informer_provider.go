@@ -10,7 +10,8 @@ import (
 // informerProvider is an informer.MetricsProvider (the reflector's metrics included)
 // that records into Prometheus collectors under the names the library exports. One
 // provider serves any number of informers: each informer's name is the "name" label;
-// the per-handler metrics add "handler", relists "reason", watch events "type".
+// the per-handler metrics add "handler", relists "reason", watch events "type". A
+// removed handler's series are deleted.
 //
 // client-go: component-base/metrics/prometheus/clientgo/fifo/metrics.go informerMetricsProvider
 type informerProvider struct {
@@ -159,4 +160,13 @@ func (p *informerProvider) NewHandlerDurationMetric(name, handler string) inform
 
 func (p *informerProvider) NewHandlerPanicsMetric(name, handler string) informer.CounterMetric {
 	return p.counters[informer.HandlerPanicsMetricName].WithLabelValues(name, handler)
+}
+
+// DeleteHandlerMetrics deletes the removed handler's series from the four per-handler
+// vectors, so that the scrape no longer shows them.
+func (p *informerProvider) DeleteHandlerMetrics(name, handler string) {
+	p.gauges[informer.HandlerBacklogMetricName].DeleteLabelValues(name, handler)
+	p.gauges[informer.HandlerHighWaterMetricName].DeleteLabelValues(name, handler)
+	p.histograms[informer.HandlerDurationMetricName].DeleteLabelValues(name, handler)
+	p.counters[informer.HandlerPanicsMetricName].DeleteLabelValues(name, handler)
 }

@@ -127,6 +127,14 @@ func (r *Registry) register(name, help string, k kind, labels []string, buckets 
 	return Family{r: r, f: f}
 }
 
+// lookup returns the family registered as name, if any.
+func (r *Registry) lookup(name string) (Family, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.families[name]
+	return Family{r: r, f: f}, ok
+}
+
 // With returns the series for the label values (one per label name, in order),
 // creating it at zero.
 func (f Family) With(values ...string) Metric {
@@ -145,6 +153,18 @@ func (f Family) With(values ...string) Metric {
 		f.f.series[key] = s
 	}
 	return Metric{s}
+}
+
+// Delete removes the series for the label values (one per label name, in order), if
+// there is one, and reports whether there was: it is no longer written. A Metric
+// still held for it keeps working but is not written either.
+func (f Family) Delete(values ...string) bool {
+	key := strings.Join(values, "\xff")
+	f.r.mu.Lock()
+	defer f.r.mu.Unlock()
+	_, ok := f.f.series[key]
+	delete(f.f.series, key)
+	return ok
 }
 
 // WriteTo writes every family, sorted by name, each series sorted by its label
