@@ -38,9 +38,12 @@ const (
 // MetricsProvider creates the metrics of one informer and of its reflector (the
 // embedded reflector.MetricsProvider, called with the same name); name is the
 // informer's Options.Name (a Factory informer's: its resource), or its Go type.
-// Per-handler metrics are created when the handler is added, with its
-// HandlerOptions.Name ("handler-N" when unnamed). When a handler is removed,
-// DeleteHandlerMetrics deletes its series. A method that returns nil gets a metric that drops its values; a nil
+// Per-handler metrics are created when the handler is added, with the handler's name:
+// its HandlerOptions.Name, or for an unnamed handler "<informer> handler <n>" — the
+// informer's Options.Name ("informer" when it has none) and n counting the informer's
+// registrations from 1, never reused after a removal — the name its log lines and
+// trace events carry too. When a handler is removed, DeleteHandlerMetrics deletes its
+// series. A method that returns nil gets a metric that drops its values; a nil
 // provider costs nothing.
 //
 // The first three are client-go 1.36's InformerMetricsProvider; the others answer

@@ -1,6 +1,7 @@
 package informer_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/kubeinternals/informers/internal/fakeapi"
 	"github.com/kubeinternals/informers/internal/testmetrics"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // metricsRecorder is an informer.MetricsProvider that records every value of every
@@ -236,4 +238,50 @@ func TestRemovingAHandlerDeletesItsSeries(t *testing.T) {
 		assert.Equal(t, []float64{1}, rec.Values("deleted{cms,gone}"), "deleted once: %s", rec)
 		assert.Empty(t, rec.Values("deleted{cms,kept}"))
 	})
+}
+
+// An unnamed handler is "<informer> handler <n>" — n counting the informer's
+// registrations, never reused after a removal — in its metrics, its log lines and its
+// trace events alike; the informer is "informer" when it has no name.
+func TestAnUnnamedHandlerHasOneNameInMetricsLogsAndTrace(t *testing.T) {
+	for _, c := range []struct {
+		informer, metricsName, prefix string
+	}{
+		{"cms", "cms", "cms handler "},
+		{"", "*v1.ConfigMap", "informer handler "},
+	} {
+		t.Run("informer named "+c.metricsName, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("boom"))
+				rec := &metricsRecorder{}
+				var logs logBuffer
+				events := &trace.Recorder{}
+				inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{
+					Name: c.informer, MetricsProvider: rec, Logger: logs.logger(), Tracer: trace.New(events.Record),
+				})
+				panicking := informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(*corev1.ConfigMap, bool) { panic("boom") }}
+				first, err := inf.AddEventHandler(panicking)
+				require.NoError(t, err)
+				_, err = inf.AddEventHandler(panicking)
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+				inf.RemoveEventHandler(first)
+				_, err = inf.AddEventHandler(panicking) // after the informer started: the replay panics too
+				require.NoError(t, err)
+				synctest.Wait()
+
+				for _, n := range []string{"1", "2", "3"} {
+					name := c.prefix + n
+					assert.Equal(t, []float64{1}, rec.Values("panics{"+c.metricsName+","+name+"}"), "metrics: %s", rec)
+					assert.Contains(t, logs.String(), `handler="`+name+`"`, "logs")
+					assert.True(t, slices.ContainsFunc(events.Events(), func(e trace.Event) bool {
+						return e.Stage == trace.Listener && e.Kind == trace.PanicRecovered && e.Source == name
+					}), "trace: %s", name)
+				}
+				assert.Equal(t, []float64{1}, rec.Values("deleted{"+c.metricsName+","+c.prefix+"1}"))
+			})
+		})
+	}
 }

@@ -15,8 +15,10 @@ type HandlerOptions struct {
 	// ResyncPeriod overrides the informer's default for this handler: nil keeps the
 	// default, 0 disables resync for it. Values under 1s are raised to 1s.
 	ResyncPeriod *time.Duration
-	// Name identifies the handler in logs and trace events. "" means
-	// "<informer name> handler <n>", n counting registrations from 1.
+	// Name identifies the handler in logs, trace events and metrics. "" means
+	// "<informer name> handler <n>": the informer's Options.Name ("informer" when it
+	// has none), n counting the informer's registrations from 1, never reused after a
+	// removal.
 	Name string
 }
 
