@@ -107,6 +107,12 @@ type Options[T indexer.Object] struct {
 	// MetricsProvider creates the metrics of this informer, its reflector and its
 	// handlers (see MetricsProvider). Nil: no metrics, at the cost of a nil check
 	// per queued item, watch event and notification.
+	//
+	// Pitfall: informers that share a provider need distinct names (Options.Name, or
+	// the Go type when unnamed): two with one name write the same series. A Factory
+	// publishes one informer per name and logs the others; informers built here
+	// directly are not checked, because there is no process-wide registry to check
+	// them against (client-go's NewInformerName keeps one and refuses a duplicate).
 	MetricsProvider MetricsProvider
 }
 

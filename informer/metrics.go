@@ -52,7 +52,11 @@ const (
 //
 // Differences from client-go: one provider per informer, in Options, where client-go
 // has one per process (SetInformerMetricsProvider, first call wins) and records only
-// for informers given an InformerName; see workqueue.MetricsProvider for why.
+// for informers given an InformerName; see workqueue.MetricsProvider for why. client-go
+// refuses a duplicate InformerName in the process and publishes one informer per name
+// and resource; with no process-wide registry, a Factory publishes one informer per
+// name among its own (FactoryOptions.MetricsProvider), and informers built directly
+// must be given distinct names (Options.MetricsProvider).
 //
 // client-go: tools/cache/fifo_metrics.go InformerMetricsProvider
 type MetricsProvider interface {

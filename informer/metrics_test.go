@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,10 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/fakeapi"
 	"github.com/kubeinternals/informers/internal/testmetrics"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
@@ -284,4 +288,55 @@ func TestAnUnnamedHandlerHasOneNameInMetricsLogsAndTrace(t *testing.T) {
 			})
 		})
 	}
+}
+
+// creationCounter is a metricsRecorder that also counts, per informer name, the
+// informers that created their metrics.
+type creationCounter struct {
+	metricsRecorder
+	mu      sync.Mutex
+	created map[string]int // guarded by mu
+}
+
+func (c *creationCounter) NewQueuedItemsMetric(n string) informer.GaugeMetric {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.created == nil {
+		c.created = map[string]int{}
+	}
+	c.created[n]++
+	return c.metricsRecorder.NewQueuedItemsMetric(n)
+}
+
+// Two informers of one Factory whose metrics would have one name — one resource as
+// two Go types, or in two namespaces — are not both published: the first keeps the
+// name, a later one gets no metrics and an error in the log, as client-go's
+// InformerName.WithResource does with a duplicate registration.
+func TestAFactoryPublishesTheMetricsOfOneInformerPerName(t *testing.T) {
+	var logs logBuffer
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
+	require.NoError(t, err)
+	p := &creationCounter{}
+	f := informer.NewFactory(&rest.Config{Host: "http://127.0.0.1:1"}, informer.FactoryOptions{
+		Scheme: scheme, Logger: logs.logger(), MetricsProvider: p,
+	})
+	cms := informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps")}
+	_, err = informer.For[*corev1.ConfigMap](f, cms)
+	require.NoError(t, err)
+	_, err = informer.For[*corev1.ConfigMap](f, cms) // the same informer, shared: no second registration
+	require.NoError(t, err)
+	assert.Empty(t, logs.String())
+
+	_, err = informer.For[*metav1.PartialObjectMetadata](f, cms)
+	require.NoError(t, err, "the informer itself is built")
+	_, err = informer.For[*corev1.ConfigMap](f, informer.Resource{GVR: cms.GVR, Namespace: "web"})
+	require.NoError(t, err)
+	_, err = informer.For[*corev1.Secret](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("secrets")})
+	require.NoError(t, err)
+
+	p.mu.Lock()
+	assert.Equal(t, map[string]int{"configmaps": 1, "secrets": 1}, p.created)
+	p.mu.Unlock()
+	assert.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="duplicate informer name: this informer's metrics are not published"`), logs.String())
+	assert.Contains(t, logs.String(), `name=configmaps resource="configmaps in namespace \"web\""`)
 }
