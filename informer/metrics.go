@@ -64,7 +64,8 @@ type MetricsProvider interface {
 
 	// NewQueuedItemsMetric is the number of items in the informer's queue: keys with
 	// pending deltas (DeltaFIFO) or single deltas (RealFIFO), as client-go counts
-	// them.
+	// them. The queue sets it under its own lock after every write and every pop
+	// (deltafifo's QueuedItems option), so the last value is the length now.
 	NewQueuedItemsMetric(name string) GaugeMetric
 	// NewProcessingLatencyMetric observes the seconds to apply one popped item (one
 	// key's deltas, or a RealFIFO batch) to the cache and hand it to the handlers'
@@ -137,11 +138,13 @@ func (m *informerMetrics) name() string {
 	return m.informer
 }
 
-// queueLength records the queue's length.
-func (m *informerMetrics) queueLength(n int) {
-	if m != nil {
-		m.queued.Set(float64(n))
+// queuedItems is the gauge the queue sets to its length, under its lock; nil without
+// metrics.
+func (m *informerMetrics) queuedItems() GaugeMetric {
+	if m == nil {
+		return nil
 	}
+	return m.queued
 }
 
 // processed records the seconds since began, when one popped item was applied.

@@ -1,10 +1,12 @@
 package informer_test
 
 import (
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -339,4 +341,58 @@ func TestAFactoryPublishesTheMetricsOfOneInformerPerName(t *testing.T) {
 	p.mu.Unlock()
 	assert.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="duplicate informer name: this informer's metrics are not published"`), logs.String())
 	assert.Contains(t, logs.String(), `name=configmaps resource="configmaps in namespace \"web\""`)
+}
+
+// slowGauge records a non-zero queue length only after yielding until a zero has been
+// recorded (or many times over): it gives a concurrent Pop every chance to record its
+// length first. Set under the queue's lock, the Pop waits for it; set after the lock
+// was released, the older length lands last.
+type slowGauge struct {
+	m       testmetrics.Metric
+	sawZero atomic.Bool
+}
+
+func (g *slowGauge) Set(v float64) {
+	if v == 0 {
+		g.sawZero.Store(true)
+	} else {
+		g.sawZero.Store(false)
+		for i := 0; i < 10000 && !g.sawZero.Load(); i++ {
+			runtime.Gosched()
+		}
+	}
+	g.m.Set(v)
+}
+
+type slowQueuedItems struct {
+	metricsRecorder
+	gauge *slowGauge
+}
+
+func (p *slowQueuedItems) NewQueuedItemsMetric(n string) informer.GaugeMetric {
+	p.gauge = &slowGauge{m: p.m("queued", n)}
+	return p.gauge
+}
+
+// The queued-items gauge reads 0 whenever the queue is empty, on both pipelines: the
+// length is recorded under the queue's lock, so a write's length cannot land after
+// the Pop that emptied the queue.
+func TestTheQueuedItemsGaugeReadsZeroOnceTheQueueIsEmpty(t *testing.T) {
+	for _, p := range pipelines {
+		t.Run(p.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				obj := src.Create(cm("a"))
+				rec := &slowQueuedItems{}
+				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: rec, Logger: logBufferLogger()})
+				running(t, inf)
+				synctest.Wait()
+				for i := range 20 {
+					obj = src.Update(obj)
+					synctest.Wait()
+					require.Equal(t, 0.0, rec.Last("queued{cms}"), "after update %d, with nothing queued: %v", i, rec.Values("queued{cms}"))
+				}
+			})
+		})
+	}
 }
