@@ -73,9 +73,10 @@ type MetricsProvider interface {
 	NewListDurationMetric(name string) SummaryMetric
 	// NewItemsInListMetric observes each such list's number of objects.
 	NewItemsInListMetric(name string) SummaryMetric
-	// NewWatchesMetric counts the watches opened, a watch-list's stream included:
-	// more than one per list means re-watches (a cut connection, the server's
-	// timeout).
+	// NewWatchesMetric counts the watches the server opened, a watch-list's stream
+	// included: a request it refused (429, connection refused, 410) opened none and
+	// is not counted. More than one per list means re-watches (a cut connection, the
+	// server's timeout).
 	NewWatchesMetric(name string) CounterMetric
 	// NewShortWatchesMetric counts the watches that ended within a second with no
 	// event (ErrVeryShortWatch).
@@ -199,13 +200,14 @@ func (m *reflectorMetrics) relisted(err error) {
 	}
 }
 
-// watchStarted marks a watch request (a watch-list's included).
-func (m *reflectorMetrics) watchStarted() {
+// watchStarted counts a watch the server opened (a watch-list's stream included),
+// requested at start.
+func (m *reflectorMetrics) watchStarted(start time.Time) {
 	if m == nil {
 		return
 	}
 	m.watches.Inc()
-	m.watchStart, m.eventsInWatch = time.Now(), 0
+	m.watchStart, m.eventsInWatch = start, 0
 }
 
 // event records one watch event or bookmark of type t.

@@ -104,6 +104,24 @@ func TestReflectorMetricsCountAVeryShortWatch(t *testing.T) {
 	})
 }
 
+// A watch request the server refuses (429, then a backoff) opened no watch: watches
+// counts the streams the server opened, and each of them ends in the per-watch
+// metrics exactly once.
+func TestReflectorMetricsCountOnlyTheWatchesTheServerOpened(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t, listStep("10", cmUID("a", "9")), watchErr(errTooManyRequests()),
+			watchClose(time.Minute, modified(cmUID("a", "11"))), watchHold())
+		p := &fakeMetrics{}
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", InitialList: PagedList, MetricsProvider: p})
+		require.NoError(t, err)
+		runUntilExhausted(t, r, lw)
+		assert.Equal(t, 2, p.count("cms watches"), "the refused request is no watch: %s", p)
+		assert.Equal(t, []float64{1, 0}, p.Values("cms items_in_watch"), "each opened watch ended once")
+		assert.Equal(t, 2, p.count("cms watch_duration"))
+		assert.Zero(t, p.count("cms short_watches"))
+	})
+}
+
 func TestRelistReasons(t *testing.T) {
 	for _, c := range []struct {
 		err  error
@@ -125,7 +143,7 @@ func TestANilMetricIsDropped(t *testing.T) {
 	require.NotNil(t, m)
 	m.listStarted()
 	m.listed(3)
-	m.watchStarted()
+	m.watchStarted(time.Now())
 	m.event("ADDED", false)
 	m.watchEnded(ErrVeryShortWatch)
 	m.relisted(errExpired())

@@ -50,7 +50,6 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		start := time.Now()
 		r.metrics.listStarted()
-		r.metrics.watchStarted()
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.ListStarted, Type: "watch-list", ResourceVersion: opts.ResourceVersion})
 		}
@@ -61,6 +60,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			}
 			return nil, err
 		}
+		r.metrics.watchStarted(start)
 		var bookmarkRV string
 		ended, err := r.handleWatch(ctx, w, buffer, start, true, func(rv string, pastSyntheticAdds bool) {
 			if pastSyntheticAdds {

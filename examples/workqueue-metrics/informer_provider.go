@@ -49,7 +49,7 @@ func newInformerProvider(reg prometheus.Registerer) (*informerProvider, error) {
 	counter(reflector.ListsMetricName, "Lists (LIST or watch-list) that replaced the cache.", "name")
 	histogram(reflector.ListDurationMetricName, "Seconds from a list's request to its last object.", longBuckets, "name")
 	histogram(reflector.ItemsInListMetricName, "Objects per list.", itemBuckets, "name")
-	counter(reflector.WatchesMetricName, "Watches opened, a watch-list's stream included.", "name")
+	counter(reflector.WatchesMetricName, "Watches the server opened, a watch-list's stream included.", "name")
 	counter(reflector.ShortWatchesMetricName, "Watches that ended within a second with no event.", "name")
 	histogram(reflector.WatchDurationMetricName, "Seconds from a watch's request to its end.", longBuckets, "name")
 	histogram(reflector.ItemsInWatchMetricName, "Events per watch, bookmarks excluded.", itemBuckets, "name")

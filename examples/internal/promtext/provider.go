@@ -69,7 +69,7 @@ func (p Provider) NewItemsInListMetric(name string) reflector.SummaryMetric {
 }
 
 func (p Provider) NewWatchesMetric(name string) reflector.CounterMetric {
-	return p.counter(reflector.WatchesMetricName, "Watches opened, a watch-list's stream included.", name)
+	return p.counter(reflector.WatchesMetricName, "Watches the server opened, a watch-list's stream included.", name)
 }
 
 func (p Provider) NewShortWatchesMetric(name string) reflector.CounterMetric {
