@@ -89,8 +89,9 @@
 //     (resourceVersionMatch=Exact), compared by UID and resourceVersion; a difference
 //     is reported (InconsistencyError) and the store gets the LIST's objects.
 //   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
-//   - S4 closed before the end bookmark → S1 with an empty buffer (a close within 1s
-//     with no events is ErrVeryShortWatch, handled by S5).
+//   - S4 closed before the end bookmark → S1 with an empty buffer, counted as a
+//     relist (RelistWatchListEndedEarly); a close within 1s with no events is
+//     ErrVeryShortWatch, handled by S5.
 //   - S5 refused otherwise (e.g. an old server), or ended before the end bookmark by
 //     any other error → LIST, in the same cycle (client-go:
 //     Reflector.ListAndWatchWithContext); the next cycle tries S1 again.

@@ -60,6 +60,9 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			}
 			return nil, err
 		}
+		// Invariant: every stream counted here is ended in the metrics once — below
+		// when it ends before the end bookmark or the Replace fails, else by the
+		// watch loop that carries it on.
 		r.metrics.watchStarted(start)
 		var bookmarkRV string
 		ended, err := r.handleWatch(ctx, w, buffer, start, true, func(rv string, pastSyntheticAdds bool) {
@@ -69,6 +72,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}, nil)
 		if err != nil {
 			w.Stop()
+			r.metrics.watchEnded(err)
 			if errors.Is(err, errStopRequested) {
 				return nil, nil
 			}
@@ -80,6 +84,8 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		if !ended {
 			// Transition S4: stream closed before the end bookmark → start over.
 			w.Stop()
+			r.metrics.watchEnded(nil)
+			r.metrics.relisted(errWatchListEndedEarly)
 			if r.opts.Tracer != nil {
 				r.emit(trace.Event{Kind: trace.WatchEnded, Reason: "the watch-list stream closed before its initial events ended; starting over"})
 			}
@@ -97,6 +103,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		if err := r.store.Replace(items, bookmarkRV); err != nil {
 			w.Stop()
+			r.metrics.watchEnded(err)
 			return nil, fmt.Errorf("replace store content with the watch-list of %s: %w", r.typeDescription, err)
 		}
 		r.setLastSyncResourceVersion(bookmarkRV)
