@@ -67,8 +67,9 @@
 //     and logged at 1024, 2048, …. client-go logs no backlog; its processorListener.run
 //     logs a handler call over 100ms while more than 1024 notifications wait for that
 //     handler, which we do not time.
-//   - A panicking handler is recovered and logged with the object's key; client-go's
-//     default re-panics and crashes the process. A recovered initial add still counts
+//   - A panicking handler is recovered and logged with the object's key and the
+//     stack trace (client-go's HandleCrash logs the stack too, then by default
+//     re-panics and crashes the process). A recovered initial add still counts
 //     as handled, so the registration can sync without that object handled.
 //   - Logs go to Options.Logger, slog.Default() when it is nil; client-go logs through
 //     klog.
