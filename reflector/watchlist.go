@@ -132,6 +132,7 @@ func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
 		return true
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.setResourceVersionUnavailable(true)
+		r.logger.Info("watch-list got 410 Gone or a too-large resource version; starting again at the most recent", "err", err)
 		r.metrics.relisted(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; watch-list again at the most recent"})
