@@ -56,12 +56,8 @@ func main() {
 	finish := func() {}
 	var tracer *trace.Tracer
 	if *record != "" {
-		run := ""
-		if election != nil {
-			run = election.Identity
-		}
 		var err error
-		if tracer, finish, err = startRecording(log, *record, run, controller.Pipeline(*pipeline), *workers); err != nil {
+		if tracer, finish, err = startRecording(log, *record, replicaName(election), controller.Pipeline(*pipeline), *workers); err != nil {
 			log.Error("starting the recording", "err", err)
 			os.Exit(1)
 		}

@@ -16,6 +16,14 @@ import (
 // still show that; a flush with nothing buffered costs no write.
 const flushEvery = 100 * time.Millisecond
 
+// replicaName is the name of this replica that -record's header carries as its run.
+func replicaName(election *controller.LeaderElection) string {
+	if election != nil {
+		return election.Identity
+	}
+	return ""
+}
+
 // startRecording makes the tracer of -record: every trace event of this process goes
 // to path, a recording the explorer replays (docs/recordings/README.md). finish flushes and
 // closes it, logging any event it lost; call it once, before exiting.
