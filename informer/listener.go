@@ -308,14 +308,14 @@ func (l *listener[T]) setResyncPeriod(p time.Duration) {
 // maxPanicStack bounds the stack trace a recovered panic logs: a deep recursion must
 // not turn into a log line of megabytes.
 //
-// client-go: k8s.io/apimachinery/pkg/util/runtime/runtime.go logPanic (the same 64 KiB)
+// client-go: apimachinery/pkg/util/runtime/runtime.go logPanic (the same 64 KiB)
 const maxPanicStack = 64 << 10
 
 // panicStack is the stack of the calling goroutine, truncated at maxPanicStack. Called
 // from the deferred recover in call, it starts at runtime's panic and goes through the
 // handler's frames: where the handler panicked.
 //
-// client-go: k8s.io/apimachinery/pkg/util/runtime/runtime.go logPanic
+// client-go: apimachinery/pkg/util/runtime/runtime.go logPanic
 func panicStack() string {
 	buf := make([]byte, maxPanicStack)
 	return string(buf[:runtime.Stack(buf, false)])
