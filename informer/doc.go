@@ -93,6 +93,10 @@
 //   - Metrics come from a provider per informer (Options.MetricsProvider, which also
 //     serves its reflector and its handlers), not from process-wide providers set
 //     once; client-go 1.36 declares reflector metrics it never records (metrics.go).
+//     With no process-wide registry of informer names, a Factory publishes one
+//     informer per name and logs a duplicate, as client-go's InformerName.WithResource
+//     does; informers built directly must be named apart. A removed handler's series
+//     are deleted (MetricsProvider.DeleteHandlerMetrics).
 //
 // client-go: tools/cache/shared_informer.go, tools/cache/controller.go
 package informer
