@@ -36,6 +36,9 @@ type DeltaFIFOOptions[T indexer.Object] struct {
 	// Tracer receives an event for every delta queued (or coalesced), Replace,
 	// dropped Delete and Pop. Nil: off, at the cost of one pointer check.
 	Tracer *trace.Tracer
+	// QueuedItems, if set, is set to the number of queued keys (Len) after every
+	// change, under the queue's lock: an informer's queued-items metric.
+	QueuedItems GaugeMetric
 }
 
 // DeltaFIFO is the classic informer queue: for each key, the list of every change
@@ -60,6 +63,7 @@ type DeltaFIFO[T indexer.Object] struct {
 	known     KnownObjects[T] // nil if the options had none
 	transform func(T) (T, error)
 	tracer    *trace.Tracer
+	queued    GaugeMetric // nil if the options had none; set under mu
 
 	// mu guards every field below. Pop holds it while process runs.
 	mu sync.Mutex
@@ -92,6 +96,7 @@ func NewDeltaFIFO[T indexer.Object](opts DeltaFIFOOptions[T]) *DeltaFIFO[T] {
 		known:     opts.KnownObjects,
 		transform: opts.Transform,
 		tracer:    opts.Tracer,
+		queued:    opts.QueuedItems,
 		items:     map[string]Deltas[T]{},
 		sync:      newInitialSync(),
 	}
@@ -242,6 +247,7 @@ func (f *DeltaFIFO[T]) queueLocked(key string, d Delta[T]) {
 	old, queued := f.items[key]
 	if !queued {
 		f.queue = append(f.queue, key)
+		setLengthLocked(f.queued, len(f.queue))
 	}
 	deltas := dedupDeltas(append(old, d))
 	f.items[key] = deltas

@@ -47,6 +47,7 @@ func (f *DeltaFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error
 	f.queue = f.queue[1:]
 	deltas := f.items[key]
 	delete(f.items, key)
+	setLengthLocked(f.queued, len(f.queue))
 	f.sync.poppedLocked(1)
 	if f.tracer != nil {
 		f.tracePoppedLocked(key, deltas)

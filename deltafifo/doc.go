@@ -58,6 +58,8 @@
 //  7. real_fifo.go, then real_fifo_pop.go — RealFIFO and its batched, unlocked Pop.
 //  8. trace.go — with a Tracer in the options, both queues report every delta
 //     queued (and coalesced), each Replace, dropped delete and pop (package trace).
+//  9. metrics.go — with QueuedItems in the options, both queues set it to their
+//     length under their lock after every change (an informer's queued-items metric).
 //
 // # Why client-go moved its informers from DeltaFIFO to RealFIFO
 //
@@ -117,7 +119,9 @@
 //     on and no KnownObjects; concurrent Pops are serialized instead of running
 //     process at once; PopBatch takes one func instead of a batch and a single func;
 //     keys are computed once at enqueue; a nil item in Replace is an error.
-//   - No metrics provider or informer identity; slow handlers are reported with
-//     slog instead of utiltrace. No KeyError type: errors wrap ErrKey,
-//     ErrTransform or ErrClosed.
+//   - No metrics provider or informer identity: one optional gauge, QueuedItems,
+//     set to the queue's length under its lock (client-go's RealFIFO sets its
+//     numberOfQueuedItem under its lock too; its DeltaFIFO records none). Slow
+//     handlers are reported with slog instead of utiltrace. No KeyError type:
+//     errors wrap ErrKey, ErrTransform or ErrClosed.
 package deltafifo

@@ -37,6 +37,9 @@ type RealFIFOOptions[T indexer.Object] struct {
 	// Tracer receives an event for every delta queued, Replace and Pop. Nil: off,
 	// at the cost of one pointer check.
 	Tracer *trace.Tracer
+	// QueuedItems, if set, is set to the number of queued deltas (Len) after every
+	// change, under the queue's lock: an informer's queued-items metric.
+	QueuedItems GaugeMetric
 }
 
 // RealFIFO is the queue client-go 1.36 informers use by default: every event, in the
@@ -61,6 +64,7 @@ type RealFIFO[T indexer.Object] struct {
 	emitBookmark bool
 	batchSize    int // defaultBatchSize; tests in this package lower it
 	tracer       *trace.Tracer
+	queued       GaugeMetric // nil if the options had none; set under mu
 
 	// mu guards every field below. Pop releases it while process runs if fewer than
 	// two batches are queued.
@@ -104,6 +108,7 @@ func NewRealFIFO[T indexer.Object](opts RealFIFOOptions[T]) *RealFIFO[T] {
 		transform:    opts.Transform,
 		emitBookmark: opts.EmitBookmark,
 		tracer:       opts.Tracer,
+		queued:       opts.QueuedItems,
 		batchSize:    defaultBatchSize,
 		sync:         newInitialSync(),
 		seen:         map[string]struct{}{},
@@ -240,6 +245,7 @@ func (f *RealFIFO[T]) Bookmark(resourceVersion string) error {
 // appendLocked queues e at the tail and wakes a waiting Pop.
 func (f *RealFIFO[T]) appendLocked(e entry[T]) {
 	f.items = append(f.items, e)
+	setLengthLocked(f.queued, len(f.items))
 	f.cond.Broadcast()
 	if f.tracer != nil {
 		f.traceQueuedLocked(e)

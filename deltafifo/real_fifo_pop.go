@@ -38,6 +38,7 @@ func (f *RealFIFO[T]) Pop(ctx context.Context, process PopProcessFunc[T]) error 
 	}
 	f.items[0] = entry[T]{} // the array outlives the pop; let the object be collected
 	f.items = f.items[1:]
+	setLengthLocked(f.queued, len(f.items))
 	return f.processLocked(e.label(), 1, func() error {
 		return process(Deltas[T]{e.delta}, isInInitialList)
 	})
@@ -80,6 +81,7 @@ func (f *RealFIFO[T]) PopBatch(ctx context.Context, process PopBatchFunc[T]) err
 		f.items[i] = entry[T]{}
 	}
 	f.items = f.items[n:]
+	setLengthLocked(f.queued, len(f.items))
 	return f.processLocked(label, n, func() error {
 		return process(batch, isInInitialList)
 	})

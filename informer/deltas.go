@@ -91,7 +91,6 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 			if err := s.indexer.Update(d.Object); err != nil {
 				return err
 			}
-			s.watchForMutation(d.Object)
 			if s.opts.Tracer != nil {
 				s.traceApplied("update", old, true, d.Object, "")
 			}
@@ -121,7 +120,8 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 		return s.replaceAll(d.Info.Objects, d.Info.ResourceVersion, isInInitialList)
 	case deltafifo.SyncAll:
 		// A resync: every cached object as an update to itself, which (same
-		// resourceVersion) reaches only the handlers that are due.
+		// resourceVersion) reaches only the handlers that are due. distributeUpdate
+		// hands each to the mutation detector again, as DeltaFIFO's Sync deltas do.
 		for _, obj := range s.indexer.List() {
 			s.distributeUpdate(obj, obj)
 		}
@@ -136,10 +136,13 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 
 // distributeUpdate sends an update; one that did not change the resourceVersion is a
 // resync (periodic, or a relist that found the object unchanged) and goes only to the
-// handlers due a resync.
+// handlers due a resync. Every update, a resync's included, first hands obj to the
+// mutation detector: an object cached long ago, whose copy the detector has dropped,
+// is watched again while the handlers have it.
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.OnUpdate
 func (s *SharedIndexInformer[T]) distributeUpdate(old, obj T) {
+	s.watchForMutation(obj)
 	isSync := old.GetResourceVersion() == obj.GetResourceVersion()
 	s.processor.distribute(notification[T]{kind: updateNotification, oldObj: old, newObj: obj}, isSync)
 }
@@ -209,9 +212,6 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 		s.processor.distribute(notification[T]{kind: deleteNotification, oldObj: deletions[i].Obj, tombstone: &deletions[i]}, false)
 	}
 	for _, r := range replacements {
-		if !r.rejected {
-			s.watchForMutation(r.obj)
-		}
 		switch {
 		case r.rejected:
 		case r.existed:
@@ -220,6 +220,7 @@ func (s *SharedIndexInformer[T]) replaceAll(objects []T, rv string, isInInitialL
 			}
 			s.distributeUpdate(r.old, r.obj)
 		default:
+			s.watchForMutation(r.obj)
 			if traced {
 				s.traceApplied("add", r.old, false, r.obj, "")
 			}
@@ -294,8 +295,8 @@ func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
 	return objects
 }
 
-// watchForMutation hands a just-cached object to the mutation detector, if there is
-// one.
+// watchForMutation hands an object the handlers are about to get — just cached, or
+// handed out again by a resync — to the mutation detector, if there is one.
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.OnAdd, OnUpdate (cacheMutationDetector.AddObject)
 func (s *SharedIndexInformer[T]) watchForMutation(obj T) {

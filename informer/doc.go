@@ -67,8 +67,9 @@
 //     and logged at 1024, 2048, …. client-go logs no backlog; its processorListener.run
 //     logs a handler call over 100ms while more than 1024 notifications wait for that
 //     handler, which we do not time.
-//   - A panicking handler is recovered and logged with the object's key; client-go's
-//     default re-panics and crashes the process. A recovered initial add still counts
+//   - A panicking handler is recovered and logged with the object's key and the
+//     stack trace (client-go's HandleCrash logs the stack too, then by default
+//     re-panics and crashes the process). A recovered initial add still counts
 //     as handled, so the registration can sync without that object handled.
 //   - Logs go to Options.Logger, slog.Default() when it is nil; client-go logs through
 //     klog.
@@ -92,6 +93,10 @@
 //   - Metrics come from a provider per informer (Options.MetricsProvider, which also
 //     serves its reflector and its handlers), not from process-wide providers set
 //     once; client-go 1.36 declares reflector metrics it never records (metrics.go).
+//     With no process-wide registry of informer names, a Factory publishes one
+//     informer per name and logs a duplicate, as client-go's InformerName.WithResource
+//     does; informers built directly must be named apart. A removed handler's series
+//     are deleted (MetricsProvider.DeleteHandlerMetrics).
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer, tools/cache/controller.go processDeltas
 package informer

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -61,7 +62,15 @@ type FactoryOptions struct {
 	MutationDetector *MutationDetector
 	// MetricsProvider is passed to every informer (see Options.MetricsProvider); each
 	// creates its metrics with its own name, the Resource's GroupVersionResource
-	// resource ("pods").
+	// resource ("pods"). One name is published by one informer: the first For of a
+	// resource keeps it, and a later informer whose metrics would have the same name —
+	// the resource as another Go type (PartialObjectMetadata, Unstructured), in another
+	// namespace, with other selectors, or a resource of that name in another group —
+	// gets no metrics, and For logs it at Error level, naming the informer that
+	// publishes the name.
+	//
+	// client-go: tools/cache/identity.go InformerName.WithResource (a duplicate
+	// registration gets no metrics and an error log)
 	MetricsProvider MetricsProvider
 }
 
@@ -79,6 +88,10 @@ type Factory struct {
 	informers map[factoryKey]factoryInformer
 	// started marks the informers Start has started. Guarded by mu.
 	started map[factoryKey]bool
+	// metricNames maps each metrics name (the resource) given to
+	// FactoryOptions.MetricsProvider to the informer that has it, described for the
+	// log. Guarded by mu.
+	metricNames map[string]string
 	// shutdown: Shutdown was called; Start starts nothing more. Guarded by mu.
 	shutdown bool
 	// cancel stops the informers' contexts. Guarded by mu.
@@ -100,7 +113,7 @@ type factoryInformer interface {
 
 // NewFactory returns a factory that talks to the API server in cfg.
 func NewFactory(cfg *rest.Config, opts FactoryOptions) *Factory {
-	return &Factory{cfg: cfg, opts: opts, informers: map[factoryKey]factoryInformer{}, started: map[factoryKey]bool{}}
+	return &Factory{cfg: cfg, opts: opts, informers: map[factoryKey]factoryInformer{}, started: map[factoryKey]bool{}, metricNames: map[string]string{}}
 }
 
 // For returns the shared informer for res, creating it on first use. T is the Go
@@ -169,8 +182,20 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 	if err != nil {
 		return nil, err
 	}
+	name := res.GVR.Resource
+	described := fmt.Sprintf("%s as %v", res, key.typ)
+	metrics := f.opts.MetricsProvider
+	if metrics != nil {
+		if first, taken := f.metricNames[name]; taken {
+			// Why: two informers writing one series would make every value of it
+			// meaningless (the queue length of one, then of the other).
+			cmp.Or(f.opts.Logger, slog.Default()).Error("duplicate informer name: this informer's metrics are not published",
+				"name", name, "resource", res.String(), "type", key.typ.String(), "publishedBy", first)
+			metrics = nil
+		}
+	}
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
-		Name:             res.GVR.Resource,
+		Name:             name,
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		Indexers:         indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
 		Queue:            f.opts.Queue,
@@ -181,13 +206,16 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		CheckWatchList:   f.opts.CheckWatchList,
 		OnInconsistency:  f.opts.OnInconsistency,
 		MutationDetector: f.opts.MutationDetector,
-		MetricsProvider:  f.opts.MetricsProvider,
+		MetricsProvider:  metrics,
 	})
 	inf.description = res.String()
 	if err := addIndexers(inf, res, indexers); err != nil {
 		return nil, err
 	}
 	f.informers[key] = inf
+	if metrics != nil {
+		f.metricNames[name] = described
+	}
 	return inf, nil
 }
 

@@ -107,6 +107,12 @@ type Options[T indexer.Object] struct {
 	// MetricsProvider creates the metrics of this informer, its reflector and its
 	// handlers (see MetricsProvider). Nil: no metrics, at the cost of a nil check
 	// per queued item, watch event and notification.
+	//
+	// Pitfall: informers that share a provider need distinct names (Options.Name, or
+	// the Go type when unnamed): two with one name write the same series. A Factory
+	// publishes one informer per name and logs the others; informers built here
+	// directly are not checked, because there is no process-wide registry to check
+	// them against (client-go's NewInformerName keeps one and refuses a duplicate).
 	MetricsProvider MetricsProvider
 }
 
@@ -168,14 +174,16 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	}
 	// Why slog.Default and not silence: a recovered handler panic or a handler
 	// falling behind must be seen by someone (client-go logs them through klog).
-	logger := cmp.Or(opts.Logger, slog.Default())
+	base := cmp.Or(opts.Logger, slog.Default())
+	logger := base
 	if opts.Name != "" {
 		logger = logger.With("informer", opts.Name)
 	}
 	name := cmp.Or(opts.Name, fmt.Sprintf("%T", *new(T)))
 	var mutations *mutationDetector[T]
 	if opts.MutationDetector != nil {
-		mutations = newMutationDetector[T](name, *opts.MutationDetector, logger)
+		// The detector's lines name the informer once, by its Go type when unnamed.
+		mutations = newMutationDetector[T](name, *opts.MutationDetector, base.With("informer", name))
 	}
 	return &SharedIndexInformer[T]{
 		mutations:         mutations,

@@ -3,6 +3,7 @@ package informer
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -205,7 +206,7 @@ func (l *listener[T]) call(n notification[T]) {
 			}
 			key := n.key()
 			l.logger.Error("event handler panicked; skipping this notification", "key", key,
-				"notification", n.kind.String(), "panic", fmt.Sprint(r))
+				"notification", n.kind.String(), "panic", fmt.Sprint(r), "stack", panicStack())
 			if l.tracer != nil {
 				e := l.event(trace.PanicRecovered, &n)
 				e.Reason = fmt.Sprint(r)
@@ -302,4 +303,20 @@ func (l *listener[T]) setResyncPeriod(p time.Duration) {
 	l.resyncMu.Lock()
 	defer l.resyncMu.Unlock()
 	l.resyncPeriod = p
+}
+
+// maxPanicStack bounds the stack trace a recovered panic logs: a deep recursion must
+// not turn into a log line of megabytes.
+//
+// client-go: apimachinery/pkg/util/runtime/runtime.go logPanic (the same 64 KiB)
+const maxPanicStack = 64 << 10
+
+// panicStack is the stack of the calling goroutine, truncated at maxPanicStack. Called
+// from the deferred recover in call, it starts at runtime's panic and goes through the
+// handler's frames: where the handler panicked.
+//
+// client-go: apimachinery/pkg/util/runtime/runtime.go logPanic
+func panicStack() string {
+	buf := make([]byte, maxPanicStack)
+	return string(buf[:runtime.Stack(buf, false)])
 }

@@ -2,6 +2,7 @@ package informer_test
 
 import (
 	"log/slog"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -57,5 +58,39 @@ func TestWithoutALoggerARecoveredPanicIsLoggedToSlogDefault(t *testing.T) {
 				assert.Contains(t, logs.String(), "key=ns/bad")
 			})
 		}
+	}
+}
+
+// panickingAdd panics on every add: a named function, so the stack names it.
+func panickingAdd(*corev1.ConfigMap, bool) { panic("boom") }
+
+// A recovered handler panic is logged with its stack trace, which names the handler
+// function that panicked, as client-go's HandleCrash logs the stack.
+func TestARecoveredPanicIsLoggedWithItsStack(t *testing.T) {
+	for _, q := range pipelines {
+		t.Run(q.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var logs logBuffer
+				src := fakeapi.New[*corev1.ConfigMap]()
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{Logger: logs.logger()})
+				_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: panickingAdd})
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+				src.Create(cm("bad"))
+				synctest.Wait()
+				var line string
+				for l := range strings.Lines(logs.String()) {
+					if strings.Contains(l, "event handler panicked") {
+						line = l
+					}
+				}
+				require.NotEmpty(t, line, logs.String())
+				assert.Contains(t, line, "key=ns/bad")
+				assert.Contains(t, line, " stack=")
+				assert.Contains(t, line, "informer_test.panickingAdd", "the stack names the handler")
+				assert.Contains(t, line, "panic(", "and starts at the panic")
+			})
+		})
 	}
 }

@@ -38,9 +38,13 @@ const (
 // MetricsProvider creates the metrics of one informer and of its reflector (the
 // embedded reflector.MetricsProvider, called with the same name); name is the
 // informer's Options.Name (a Factory informer's: its resource), or its Go type.
-// Per-handler metrics are created when the handler is added, with its
-// HandlerOptions.Name ("handler-N" when unnamed). A method that returns nil gets a
-// metric that drops its values; a nil provider costs nothing.
+// Per-handler metrics are created when the handler is added, with the handler's name:
+// its HandlerOptions.Name, or for an unnamed handler "<informer> handler <n>" — the
+// informer's Options.Name ("informer" when it has none) and n counting the informer's
+// registrations from 1, never reused after a removal — the name its log lines and
+// trace events carry too. When a handler is removed, DeleteHandlerMetrics deletes its
+// series. A method that returns nil gets a metric that drops its values; a nil
+// provider costs nothing.
 //
 // The first three are client-go 1.36's InformerMetricsProvider; the others answer
 // what operators ask of a running informer: is a handler falling behind (its backlog
@@ -48,7 +52,11 @@ const (
 //
 // Differences from client-go: one provider per informer, in Options, where client-go
 // has one per process (SetInformerMetricsProvider, first call wins) and records only
-// for informers given an InformerName; see workqueue.MetricsProvider for why.
+// for informers given an InformerName; see workqueue.MetricsProvider for why. client-go
+// refuses a duplicate InformerName in the process and publishes one informer per name
+// and resource; with no process-wide registry, a Factory publishes one informer per
+// name among its own (FactoryOptions.MetricsProvider), and informers built directly
+// must be given distinct names (Options.MetricsProvider).
 //
 // client-go: tools/cache/fifo_metrics.go InformerMetricsProvider
 type MetricsProvider interface {
@@ -56,7 +64,8 @@ type MetricsProvider interface {
 
 	// NewQueuedItemsMetric is the number of items in the informer's queue: keys with
 	// pending deltas (DeltaFIFO) or single deltas (RealFIFO), as client-go counts
-	// them.
+	// them. The queue sets it under its own lock after every write and every pop
+	// (deltafifo's QueuedItems option), so the last value is the length now.
 	NewQueuedItemsMetric(name string) GaugeMetric
 	// NewProcessingLatencyMetric observes the seconds to apply one popped item (one
 	// key's deltas, or a RealFIFO batch) to the cache and hand it to the handlers'
@@ -75,6 +84,14 @@ type MetricsProvider interface {
 	NewHandlerDurationMetric(name, handler string) HistogramMetric
 	// NewHandlerPanicsMetric counts the panics recovered from a handler's calls.
 	NewHandlerPanicsMetric(name, handler string) CounterMetric
+	// DeleteHandlerMetrics is called once when the handler is removed
+	// (RemoveEventHandler), after its goroutine was told to stop: the provider deletes
+	// the four per-handler series it created for (name, handler) — a Prometheus
+	// provider calls DeleteLabelValues(name, handler) on each vector — so that a
+	// process that adds and removes handlers does not export a series for every
+	// handler it ever had. A value recorded after the call (a handler call that was
+	// still running ends) goes to the deleted series, which is no longer exported.
+	DeleteHandlerMetrics(name, handler string)
 }
 
 type noopMetric struct{}
@@ -121,11 +138,13 @@ func (m *informerMetrics) name() string {
 	return m.informer
 }
 
-// queueLength records the queue's length.
-func (m *informerMetrics) queueLength(n int) {
-	if m != nil {
-		m.queued.Set(float64(n))
+// queuedItems is the gauge the queue sets to its length, under its lock; nil without
+// metrics.
+func (m *informerMetrics) queuedItems() GaugeMetric {
+	if m == nil {
+		return nil
 	}
+	return m.queued
 }
 
 // processed records the seconds since began, when one popped item was applied.
@@ -150,6 +169,9 @@ type handlerMetrics struct {
 	backlog, highWater GaugeMetric
 	duration           HistogramMetric
 	panics             CounterMetric
+	// provider, informer and handler: what deleted tells the provider.
+	provider          MetricsProvider
+	informer, handler string
 }
 
 func newHandlerMetrics(p MetricsProvider, name, handler string) *handlerMetrics {
@@ -157,9 +179,18 @@ func newHandlerMetrics(p MetricsProvider, name, handler string) *handlerMetrics 
 		return nil
 	}
 	return &handlerMetrics{
+		provider: p, informer: name, handler: handler,
 		backlog:   orNoop(p.NewHandlerBacklogMetric(name, handler)),
 		highWater: orNoop(p.NewHandlerHighWaterMetric(name, handler)),
 		duration:  orNoop(p.NewHandlerDurationMetric(name, handler)),
 		panics:    orNoop(p.NewHandlerPanicsMetric(name, handler)),
+	}
+}
+
+// deleted tells the provider the handler was removed, so that it deletes the
+// handler's series.
+func (m *handlerMetrics) deleted() {
+	if m != nil {
+		m.provider.DeleteHandlerMetrics(m.informer, m.handler)
 	}
 }

@@ -1,8 +1,12 @@
 package informer_test
 
 import (
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,11 +14,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/fakeapi"
 	"github.com/kubeinternals/informers/internal/testmetrics"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // metricsRecorder is an informer.MetricsProvider that records every value of every
@@ -80,6 +88,9 @@ func (r *metricsRecorder) NewHandlerDurationMetric(n, h string) informer.Histogr
 func (r *metricsRecorder) NewHandlerPanicsMetric(n, h string) informer.CounterMetric {
 	return r.m("panics", n, h)
 }
+
+// DeleteHandlerMetrics records the deletion as 1 under deleted{name,handler}.
+func (r *metricsRecorder) DeleteHandlerMetrics(n, h string) { r.m("deleted", n, h).Inc() }
 
 // One provider in Options gives the informer's, its reflector's and its handlers'
 // metrics, on both pipelines: the queue fills and drains, the cache's resource
@@ -209,3 +220,179 @@ func (allocFree) NewHandlerDurationMetric(string, string) informer.HistogramMetr
 	return drop{}
 }
 func (allocFree) NewHandlerPanicsMetric(string, string) informer.CounterMetric { return drop{} }
+func (allocFree) DeleteHandlerMetrics(string, string)                          {}
+
+// Removing a handler tells the provider to delete that handler's series, once; the
+// other handlers' series stay.
+func TestRemovingAHandlerDeletesItsSeries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		src.Create(cm("a"))
+		rec := &metricsRecorder{}
+		inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: rec, Logger: logBufferLogger()})
+		gone, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "gone"})
+		require.NoError(t, err)
+		_, err = inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "kept"})
+		require.NoError(t, err)
+		running(t, inf)
+		synctest.Wait()
+		require.NotEmpty(t, rec.Values("handler_duration{cms,gone}"), "the handler had series: %s", rec)
+
+		inf.RemoveEventHandler(gone)
+		inf.RemoveEventHandler(gone) // a no-op
+		synctest.Wait()
+		assert.Equal(t, []float64{1}, rec.Values("deleted{cms,gone}"), "deleted once: %s", rec)
+		assert.Empty(t, rec.Values("deleted{cms,kept}"))
+	})
+}
+
+// An unnamed handler is "<informer> handler <n>" — n counting the informer's
+// registrations, never reused after a removal — in its metrics, its log lines and its
+// trace events alike; the informer is "informer" when it has no name.
+func TestAnUnnamedHandlerHasOneNameInMetricsLogsAndTrace(t *testing.T) {
+	for _, c := range []struct {
+		informer, metricsName, prefix string
+	}{
+		{"cms", "cms", "cms handler "},
+		{"", "*v1.ConfigMap", "informer handler "},
+	} {
+		t.Run("informer named "+c.metricsName, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("boom"))
+				rec := &metricsRecorder{}
+				var logs logBuffer
+				events := &trace.Recorder{}
+				inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{
+					Name: c.informer, MetricsProvider: rec, Logger: logs.logger(), Tracer: trace.New(events.Record),
+				})
+				panicking := informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(*corev1.ConfigMap, bool) { panic("boom") }}
+				first, err := inf.AddEventHandler(panicking)
+				require.NoError(t, err)
+				_, err = inf.AddEventHandler(panicking)
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+				inf.RemoveEventHandler(first)
+				_, err = inf.AddEventHandler(panicking) // after the informer started: the replay panics too
+				require.NoError(t, err)
+				synctest.Wait()
+
+				for _, n := range []string{"1", "2", "3"} {
+					name := c.prefix + n
+					assert.Equal(t, []float64{1}, rec.Values("panics{"+c.metricsName+","+name+"}"), "metrics: %s", rec)
+					assert.Contains(t, logs.String(), `handler="`+name+`"`, "logs")
+					assert.True(t, slices.ContainsFunc(events.Events(), func(e trace.Event) bool {
+						return e.Stage == trace.Listener && e.Kind == trace.PanicRecovered && e.Source == name
+					}), "trace: %s", name)
+				}
+				assert.Equal(t, []float64{1}, rec.Values("deleted{"+c.metricsName+","+c.prefix+"1}"))
+			})
+		})
+	}
+}
+
+// creationCounter is a metricsRecorder that also counts, per informer name, the
+// informers that created their metrics.
+type creationCounter struct {
+	metricsRecorder
+	mu      sync.Mutex
+	created map[string]int // guarded by mu
+}
+
+func (c *creationCounter) NewQueuedItemsMetric(n string) informer.GaugeMetric {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.created == nil {
+		c.created = map[string]int{}
+	}
+	c.created[n]++
+	return c.metricsRecorder.NewQueuedItemsMetric(n)
+}
+
+// Two informers of one Factory whose metrics would have one name — one resource as
+// two Go types, or in two namespaces — are not both published: the first keeps the
+// name, a later one gets no metrics and an error in the log, as client-go's
+// InformerName.WithResource does with a duplicate registration.
+func TestAFactoryPublishesTheMetricsOfOneInformerPerName(t *testing.T) {
+	var logs logBuffer
+	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
+	require.NoError(t, err)
+	p := &creationCounter{}
+	f := informer.NewFactory(&rest.Config{Host: "http://127.0.0.1:1"}, informer.FactoryOptions{
+		Scheme: scheme, Logger: logs.logger(), MetricsProvider: p,
+	})
+	cms := informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("configmaps")}
+	_, err = informer.For[*corev1.ConfigMap](f, cms)
+	require.NoError(t, err)
+	_, err = informer.For[*corev1.ConfigMap](f, cms) // the same informer, shared: no second registration
+	require.NoError(t, err)
+	assert.Empty(t, logs.String())
+
+	_, err = informer.For[*metav1.PartialObjectMetadata](f, cms)
+	require.NoError(t, err, "the informer itself is built")
+	_, err = informer.For[*corev1.ConfigMap](f, informer.Resource{GVR: cms.GVR, Namespace: "web"})
+	require.NoError(t, err)
+	_, err = informer.For[*corev1.Secret](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("secrets")})
+	require.NoError(t, err)
+
+	p.mu.Lock()
+	assert.Equal(t, map[string]int{"configmaps": 1, "secrets": 1}, p.created)
+	p.mu.Unlock()
+	assert.Equal(t, 2, strings.Count(logs.String(), `level=ERROR msg="duplicate informer name: this informer's metrics are not published"`), logs.String())
+	assert.Contains(t, logs.String(), `name=configmaps resource="configmaps in namespace \"web\""`)
+}
+
+// slowGauge records a non-zero queue length only after yielding until a zero has been
+// recorded (or many times over): it gives a concurrent Pop every chance to record its
+// length first. Set under the queue's lock, the Pop waits for it; set after the lock
+// was released, the older length lands last.
+type slowGauge struct {
+	m       testmetrics.Metric
+	sawZero atomic.Bool
+}
+
+func (g *slowGauge) Set(v float64) {
+	if v == 0 {
+		g.sawZero.Store(true)
+	} else {
+		g.sawZero.Store(false)
+		for i := 0; i < 10000 && !g.sawZero.Load(); i++ {
+			runtime.Gosched()
+		}
+	}
+	g.m.Set(v)
+}
+
+type slowQueuedItems struct {
+	metricsRecorder
+	gauge *slowGauge
+}
+
+func (p *slowQueuedItems) NewQueuedItemsMetric(n string) informer.GaugeMetric {
+	p.gauge = &slowGauge{m: p.m("queued", n)}
+	return p.gauge
+}
+
+// The queued-items gauge reads 0 whenever the queue is empty, on both pipelines: the
+// length is recorded under the queue's lock, so a write's length cannot land after
+// the Pop that emptied the queue.
+func TestTheQueuedItemsGaugeReadsZeroOnceTheQueueIsEmpty(t *testing.T) {
+	for _, p := range pipelines {
+		t.Run(p.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				obj := src.Create(cm("a"))
+				rec := &slowQueuedItems{}
+				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: rec, Logger: logBufferLogger()})
+				running(t, inf)
+				synctest.Wait()
+				for i := range 20 {
+					obj = src.Update(obj)
+					synctest.Wait()
+					require.Equal(t, 0.0, rec.Last("queued{cms}"), "after update %d, with nothing queued: %v", i, rec.Values("queued{cms}"))
+				}
+			})
+		})
+	}
+}

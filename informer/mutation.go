@@ -16,14 +16,14 @@ import (
 )
 
 // MutationDetector configures the cache mutation detector (Options.MutationDetector):
-// the informer keeps a deep copy of every object it writes to its cache and hands to
-// the handlers, and compares each object with its copy every Period, for Retain to
-// 2×Retain after it was cached. An object that no longer equals its copy was changed
+// the informer keeps a deep copy of every object it hands to the handlers as an add or
+// an update — a resync's updates included — and compares each object with its copy
+// every Period, for Retain to 2×Retain after the copy was taken. An object that no longer equals its copy was changed
 // by someone who must only read it — a handler, or a caller of the Lister — and every
 // other reader sees the change. It is reported once, as a *MutationError: logged at
 // Error level and passed to OnMutation.
 //
-// It costs a deep copy of every add and update and a deep comparison of all of them
+// It costs a deep copy of every add, update and resynced object and a deep comparison of all of them
 // every Period: for tests and CI, as client-go's KUBE_CACHE_MUTATION_DETECTOR is.
 //
 // client-go: tools/cache/mutation_detector.go defaultCacheMutationDetector
@@ -42,7 +42,7 @@ type MutationDetector struct {
 var ErrCacheMutated = errors.New("an object in the informer's cache was mutated")
 
 // MutationError is one cached object that no longer equals the copy taken when the
-// informer cached it.
+// informer handed it to the handlers (cached it, or resynced it).
 type MutationError struct {
 	// Informer is the informer's name.
 	Informer string
@@ -70,7 +70,7 @@ type keptCopy[T indexer.Object] struct {
 type mutationDetector[T indexer.Object] struct {
 	informer string
 	opts     MutationDetector
-	logger   *slog.Logger
+	logger   *slog.Logger // carries the informer's name ("informer" attribute)
 
 	mu    sync.Mutex
 	added []keptCopy[T] // guarded by mu: copies taken since the last comparison
@@ -88,7 +88,7 @@ func newMutationDetector[T indexer.Object](informer string, opts MutationDetecto
 	return &mutationDetector[T]{informer: informer, opts: opts, logger: logger, rotated: time.Now()}
 }
 
-// add keeps a deep copy of obj, which the informer has just cached.
+// add keeps a deep copy of obj, which the informer has just cached or resynced.
 //
 // client-go: tools/cache/mutation_detector.go defaultCacheMutationDetector.AddObject
 func (d *mutationDetector[T]) add(obj T) {
@@ -136,7 +136,7 @@ func (d *mutationDetector[T]) compare() []*MutationError {
 	d.previous = d.check(d.previous, &found)
 	d.current = d.check(d.current, &found)
 	for _, err := range found {
-		d.logger.Error("cache mutation detected", "informer", d.informer, "key", err.Key, "err", err)
+		d.logger.Error("cache mutation detected", "key", err.Key, "err", err)
 		if d.opts.OnMutation != nil {
 			d.opts.OnMutation(err)
 		}

@@ -187,3 +187,92 @@ func TestTheMutationDetectorWatchesWhatARelistCached(t *testing.T) {
 		})
 	}
 }
+
+// A resync hands every cached object to the handlers again, and the detector watches
+// each one afresh, on both pipelines: a handler that changes an object it got from a
+// resync is reported, even when the copy taken when it was cached has been dropped.
+func TestTheMutationDetectorWatchesWhatAResyncHandsOut(t *testing.T) {
+	for _, p := range pipelines {
+		t.Run(p.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("a", "k", "v"))
+				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{
+					Logger: logBufferLogger(), ResyncPeriod: 5 * time.Minute,
+					// A period longer than the test: the comparisons are CheckMutations'.
+					MutationDetector: &informer.MutationDetector{Period: time.Hour, Retain: time.Minute},
+				})
+				var mu sync.Mutex
+				resyncs, mutate := 0, false // guarded by mu
+				_, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
+					UpdateFunc: func(old, obj *corev1.ConfigMap) {
+						mu.Lock()
+						defer mu.Unlock()
+						resyncs++
+						if mutate {
+							obj.Data["k"] = "changed by a handler during a resync" // the bug the detector is for
+						}
+					},
+				})
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+				assert.Empty(t, inf.CheckMutations()) // t=0: a's copy joins the current generation
+				time.Sleep(time.Minute)
+				assert.Empty(t, inf.CheckMutations()) // t=1m: rotated into the previous one
+				time.Sleep(time.Minute)
+				assert.Empty(t, inf.CheckMutations()) // t=2m: a's copy is dropped
+				// The handler changes a only from now on, under mu: for the race
+				// detector, the comparisons above happen before its change.
+				mu.Lock()
+				mutate = true
+				mu.Unlock()
+
+				time.Sleep(3 * time.Minute) // t=5m: the resync
+				synctest.Wait()
+				mu.Lock()
+				require.Equal(t, 1, resyncs, "one resync update")
+				mu.Unlock()
+				found := inf.CheckMutations()
+				require.Len(t, found, 1, "the resync's copy of a sees the handler's change")
+				assert.Equal(t, "ns/a", found[0].Key)
+				assert.Contains(t, found[0].Diff, `+  "k": "changed by a handler during a resync"`)
+			})
+		})
+	}
+}
+
+// The detector's log line names the informer once, whether the informer was named or
+// is known by its Go type.
+func TestAMutationIsLoggedWithTheInformerNamedOnce(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"configmaps", "informer=configmaps"},
+		{"", "informer=*v1.ConfigMap"},
+	} {
+		t.Run("informer named "+c.want, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				src.Create(cm("a", "k", "v"))
+				var logs logBuffer
+				inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{
+					Name: c.name, Logger: logs.logger(),
+					MutationDetector: &informer.MutationDetector{Period: time.Hour},
+				})
+				running(t, inf)
+				synctest.Wait()
+				obj, _, _ := inf.Indexer().GetByKey("ns/a")
+				obj.Data["k"] = "changed"
+				require.Len(t, inf.CheckMutations(), 1)
+				var line string
+				for l := range strings.Lines(logs.String()) {
+					if strings.Contains(l, `msg="cache mutation detected"`) {
+						line = l
+					}
+				}
+				require.NotEmpty(t, line, logs.String())
+				assert.Equal(t, 1, strings.Count(line, " informer="), line)
+				assert.Contains(t, line, " "+c.want+" ")
+			})
+		})
+	}
+}

@@ -73,18 +73,19 @@ func (p *sharedProcessor[T]) startLocked(l *listener[T]) {
 	}()
 }
 
-// removeListener unregisters l and stops its goroutine. Unknown listeners are a
-// no-op, so removing twice is fine.
+// removeListener unregisters l and stops its goroutine, and reports whether l was
+// registered. Unknown listeners are a no-op, so removing twice is fine.
 //
 // client-go: tools/cache/shared_informer.go sharedProcessor.removeListener
-func (p *sharedProcessor[T]) removeListener(l *listener[T]) {
+func (p *sharedProcessor[T]) removeListener(l *listener[T]) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.listeners[l]; !ok {
-		return
+		return false
 	}
 	delete(p.listeners, l)
 	l.close()
+	return true
 }
 
 // markUpstreamSynced tells every listener, and every later one, that the informer

@@ -15,8 +15,10 @@ type HandlerOptions struct {
 	// ResyncPeriod overrides the informer's default for this handler: nil keeps the
 	// default, 0 disables resync for it. Values under 1s are raised to 1s.
 	ResyncPeriod *time.Duration
-	// Name identifies the handler in logs and trace events. "" means
-	// "<informer name> handler <n>", n counting registrations from 1.
+	// Name identifies the handler in logs, trace events and metrics. "" means
+	// "<informer name> handler <n>": the informer's Options.Name ("informer" when it
+	// has none), n counting the informer's registrations from 1, never reused after a
+	// removal.
 	Name string
 }
 
@@ -142,8 +144,9 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 }
 
 // RemoveEventHandler unregisters a handler and stops its goroutine; notifications
-// still queued for it are dropped. Removing a handler twice, or one of another
-// informer, is a no-op.
+// still queued for it are dropped. With Options.MetricsProvider, the provider is told
+// to delete the handler's series (MetricsProvider.DeleteHandlerMetrics). Removing a
+// handler twice, or one of another informer, is a no-op.
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.RemoveEventHandler
 func (s *SharedIndexInformer[T]) RemoveEventHandler(reg *Registration[T]) {
@@ -151,6 +154,9 @@ func (s *SharedIndexInformer[T]) RemoveEventHandler(reg *Registration[T]) {
 		return
 	}
 	s.blockDeltas.Lock()
-	defer s.blockDeltas.Unlock()
-	s.processor.removeListener(reg.l)
+	removed := s.processor.removeListener(reg.l)
+	s.blockDeltas.Unlock()
+	if removed {
+		reg.l.metrics.deleted()
+	}
 }

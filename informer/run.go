@@ -82,18 +82,18 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 		// client-go: tools/cache/controller.go newQueueFIFO (EmitDeltaTypeBookmark: true)
 		queue = deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[T]{
 			Transform: s.transform, EmitBookmark: true, Logger: s.logger, Name: s.opts.Name,
-			Tracer: s.opts.Tracer,
+			Tracer: s.opts.Tracer, QueuedItems: s.metrics.queuedItems(),
 		})
 	case DeltaFIFOQueue:
 		queue = deltafifo.NewDeltaFIFO(deltafifo.DeltaFIFOOptions[T]{
 			KnownObjects: s.indexer, Transform: s.transform, Logger: s.logger, Name: s.opts.Name,
-			Tracer: s.opts.Tracer,
+			Tracer: s.opts.Tracer, QueuedItems: s.metrics.queuedItems(),
 		})
 	default:
 		return nil, nil, fmt.Errorf("%w: unknown Queue %v", reflector.ErrInvalidOptions, s.opts.Queue)
 	}
 	handler := s.watchErrorHandler
-	refl, err := reflector.NewReflector(s.lw, &listTracker[T]{Queue: queue, errs: &s.errs, metrics: s.metrics}, reflector.Options[T]{
+	refl, err := reflector.NewReflector(s.lw, &listTracker[T]{Queue: queue, errs: &s.errs}, reflector.Options[T]{
 		Name:            s.opts.Name,
 		ResyncPeriod:    s.resyncCheckPeriod,
 		ShouldResync:    s.processor.shouldResync,
@@ -121,12 +121,11 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 }
 
 // listTracker is the store the reflector writes to: the queue, plus a note that a
-// list succeeded, which clears the error WaitForCacheSync would report, and the
-// queue's length for the queued-items metric.
+// list succeeded, which clears the error WaitForCacheSync would report. (The queue
+// itself records its length for the queued-items metric, under its own lock.)
 type listTracker[T indexer.Object] struct {
 	deltafifo.Queue[T]
-	errs    *syncErrors
-	metrics *informerMetrics // nil: no metrics
+	errs *syncErrors
 }
 
 // Replace passes the list on and records the success.
@@ -135,31 +134,7 @@ func (l *listTracker[T]) Replace(items []T, resourceVersion string) error {
 	if err == nil {
 		l.errs.clear()
 	}
-	return l.queued(err)
-}
-
-// Add, Update, Delete, Resync and Bookmark pass the call on and record the queue's
-// length.
-func (l *listTracker[T]) Add(obj T) error          { return l.queued(l.Queue.Add(obj)) }
-func (l *listTracker[T]) Update(obj T) error       { return l.queued(l.Queue.Update(obj)) }
-func (l *listTracker[T]) Delete(obj T) error       { return l.queued(l.Queue.Delete(obj)) }
-func (l *listTracker[T]) Resync() error            { return l.queued(l.Queue.Resync()) }
-func (l *listTracker[T]) Bookmark(rv string) error { return l.queued(l.Queue.Bookmark(rv)) }
-
-// queued records the queue's length (when there are metrics) and returns err.
-func (l *listTracker[T]) queued(err error) error {
-	if l.metrics != nil {
-		l.metrics.queueLength(queueLen(l.Queue))
-	}
 	return err
-}
-
-// queueLen is the length of a queue that tells it (both of ours do), else 0.
-func queueLen[T indexer.Object](q deltafifo.Queue[T]) int {
-	if l, ok := q.(interface{ Len() int }); ok {
-		return l.Len()
-	}
-	return 0
 }
 
 // processLoop pops from the queue until ctx ends, applying each item's deltas to the
@@ -177,11 +152,6 @@ func (s *SharedIndexInformer[T]) processLoop(ctx context.Context, queue deltafif
 			err = batchQueue.PopBatch(ctx, s.handleBatch)
 		} else {
 			err = queue.Pop(ctx, s.handleDeltas)
-		}
-		if s.metrics != nil {
-			// After Pop, not in handleDeltas: DeltaFIFO holds its lock while
-			// processing, and Len takes it.
-			s.metrics.queueLength(queueLen(queue))
 		}
 		switch {
 		case err == nil:

@@ -89,8 +89,9 @@
 //     (resourceVersionMatch=Exact), compared by UID and resourceVersion; a difference
 //     is reported (InconsistencyError) and the store gets the LIST's objects.
 //   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
-//   - S4 closed before the end bookmark → BACKOFF → S1 with an empty buffer (a close
-//     within 1s with no events is ErrVeryShortWatch, handled by S5).
+//   - S4 closed before the end bookmark → BACKOFF → S1 with an empty buffer, counted
+//     as a relist (RelistWatchListEndedEarly); a close within 1s with no events is
+//     ErrVeryShortWatch, handled by S5.
 //   - S7 the WatchListCutsBeforeList-th (3rd) such close in a row within one cycle →
 //     LIST at RV "" in pages, in the same cycle; the next cycle tries S1 again. Why
 //     RV "": the watch cache answers a LIST at "0" or at a specific RV in one
@@ -156,7 +157,10 @@
 //   - The WatchErrorHandler sees every error that ends a cycle, including a watch that
 //     ended with 410 or an ERROR event; client-go logs those inside watch() and calls
 //     its handler only for LIST and watch-start failures. DefaultWatchErrorHandler keeps
-//     410 at debug level and a clean EOF silent, like client-go's.
+//     a clean EOF silent, like client-go's, but logs a 410 at Info, where client-go's
+//     logs it at verbosity 4, hidden by default: each 410 costs a relist, and a storm
+//     of them must show without metrics. The relists after a 410 inside a cycle (a
+//     LIST's L3, a watch-list's S3) are logged at Info too.
 //   - Backoff starts over after 2 minutes without a failure; client-go's starts over 2
 //     minutes after the sequence began, even in the middle of an outage.
 //   - The LIST runs in Run's goroutine with ctx; client-go runs it in a goroutine with

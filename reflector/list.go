@@ -131,6 +131,8 @@ func (r *Reflector[T]) list(ctx context.Context, inPages bool) error {
 		// Transition L3: LIST 410/too-large → LIST at RV "" (consistent read), now.
 		r.setResourceVersionUnavailable(true)
 		retry := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
+		r.logger.Info("list got 410 Gone or a too-large resource version; listing again at the most recent",
+			"resourceVersion", opts.ResourceVersion, "err", err)
 		r.metrics.relisted(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; listing again at the most recent"})

@@ -73,17 +73,20 @@ type MetricsProvider interface {
 	NewListDurationMetric(name string) SummaryMetric
 	// NewItemsInListMetric observes each such list's number of objects.
 	NewItemsInListMetric(name string) SummaryMetric
-	// NewWatchesMetric counts the watches opened, a watch-list's stream included:
-	// more than one per list means re-watches (a cut connection, the server's
-	// timeout).
+	// NewWatchesMetric counts the watches the server opened, a watch-list's stream
+	// included: a request it refused (429, connection refused, 410) opened none and
+	// is not counted. More than one per list means re-watches (a cut connection, the
+	// server's timeout).
 	NewWatchesMetric(name string) CounterMetric
 	// NewShortWatchesMetric counts the watches that ended within a second with no
 	// event (ErrVeryShortWatch).
 	NewShortWatchesMetric(name string) CounterMetric
-	// NewWatchDurationMetric observes each watch's seconds, from open to end.
+	// NewWatchDurationMetric observes each watch's seconds, from its request to its
+	// end: once for every watch counted by NewWatchesMetric, a watch-list stream that
+	// failed or closed before its end bookmark included.
 	NewWatchDurationMetric(name string) SummaryMetric
 	// NewItemsInWatchMetric observes each watch's number of events (bookmarks
-	// excluded).
+	// excluded), once per watch as NewWatchDurationMetric does.
 	NewItemsInWatchMetric(name string) SummaryMetric
 	// NewLastResourceVersionMetric is the last synced resource version, as a number
 	// (its last 15 digits, which a float64 holds exactly, as client-go truncates).
@@ -107,8 +110,14 @@ const (
 	RelistTooLargeRV        = "too_large_rv"       // the resource version is newer than the server has
 	RelistVeryShortWatch    = "very_short_watch"   // ErrVeryShortWatch
 	RelistConnectionRefused = "connection_refused" // the apiserver was unreachable
-	RelistOther             = "other"              // any other error: a refused request, an ERROR event, a failed resync
+	// RelistWatchListEndedEarly: a watch-list stream closed before its end bookmark
+	// (Transition S4), so the whole fetch starts over.
+	RelistWatchListEndedEarly = "watch_list_ended_early"
+	RelistOther               = "other" // any other error: a refused request, an ERROR event, a failed resync
 )
+
+// errWatchListEndedEarly is the reason of the relist that follows Transition S4.
+var errWatchListEndedEarly = errors.New("the watch-list stream closed before its initial events ended")
 
 // RelistReason is the label NewRelistsMetric counts err under.
 func RelistReason(err error) string {
@@ -121,6 +130,8 @@ func RelistReason(err error) string {
 		return RelistVeryShortWatch
 	case utilnet.IsConnectionRefused(err):
 		return RelistConnectionRefused
+	case errors.Is(err, errWatchListEndedEarly):
+		return RelistWatchListEndedEarly
 	default:
 		return RelistOther
 	}
@@ -199,13 +210,14 @@ func (m *reflectorMetrics) relisted(err error) {
 	}
 }
 
-// watchStarted marks a watch request (a watch-list's included).
-func (m *reflectorMetrics) watchStarted() {
+// watchStarted counts a watch the server opened (a watch-list's stream included),
+// requested at start. Each is ended by exactly one watchEnded.
+func (m *reflectorMetrics) watchStarted(start time.Time) {
 	if m == nil {
 		return
 	}
 	m.watches.Inc()
-	m.watchStart, m.eventsInWatch = time.Now(), 0
+	m.watchStart, m.eventsInWatch = start, 0
 }
 
 // event records one watch event or bookmark of type t.

@@ -104,6 +104,47 @@ func TestReflectorMetricsCountAVeryShortWatch(t *testing.T) {
 	})
 }
 
+// A watch request the server refuses (429, then a backoff) opened no watch: watches
+// counts the streams the server opened, and each of them ends in the per-watch
+// metrics exactly once.
+func TestReflectorMetricsCountOnlyTheWatchesTheServerOpened(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t, listStep("10", cmUID("a", "9")), watchErr(errTooManyRequests()),
+			watchClose(time.Minute, modified(cmUID("a", "11"))), watchHold())
+		p := &fakeMetrics{}
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", InitialList: PagedList, MetricsProvider: p})
+		require.NoError(t, err)
+		runUntilExhausted(t, r, lw)
+		assert.Equal(t, 2, p.count("cms watches"), "the refused request is no watch: %s", p)
+		assert.Equal(t, []float64{1, 0}, p.Values("cms items_in_watch"), "each opened watch ended once")
+		assert.Equal(t, 2, p.count("cms watch_duration"))
+		assert.Zero(t, p.count("cms short_watches"))
+	})
+}
+
+// A watch-list stream that closes before its end bookmark, and one that fails, are
+// watches that opened: each is counted and its end recorded like a watch's; the cut
+// one starts the whole fetch over, which counts as a relist.
+func TestReflectorMetricsRecordEveryWatchListStreamThatEndsEarly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lw := newScriptedLW(t,
+			watchClose(time.Minute, added(cmUID("a", "5"))),                  // S4: cut before its end bookmark
+			watchClose(0, added(cmUID("a", "5")), errorEvent(errInternal())), // fails → LIST
+			listStep("12", cmUID("a", "5")),
+			watchHold(),
+		)
+		p := &fakeMetrics{}
+		r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", MetricsProvider: p})
+		require.NoError(t, err)
+		runUntilExhausted(t, r, lw)
+		assert.Equal(t, 3, p.count("cms watches"), "two watch-list streams and the watch: %s", p)
+		assert.Equal(t, []float64{1, 1, 0}, p.Values("cms items_in_watch"), "each stream's end, with its events")
+		assert.Equal(t, 3, p.count("cms watch_duration"))
+		assert.Equal(t, 1, p.count("cms relists{"+RelistWatchListEndedEarly+"}"), "the cut stream's fetch started over")
+		assert.Equal(t, []float64{1}, p.Values("cms lists"), "one list replaced the store: the LIST")
+	})
+}
+
 func TestRelistReasons(t *testing.T) {
 	for _, c := range []struct {
 		err  error
@@ -112,6 +153,7 @@ func TestRelistReasons(t *testing.T) {
 		{errExpired(), RelistExpired},
 		{errTooLargeRV(), RelistTooLargeRV},
 		{fmt.Errorf("cms: %w", ErrVeryShortWatch), RelistVeryShortWatch},
+		{errWatchListEndedEarly, RelistWatchListEndedEarly},
 		{errInternal(), RelistOther},
 		{nil, RelistOther},
 	} {
@@ -125,7 +167,7 @@ func TestANilMetricIsDropped(t *testing.T) {
 	require.NotNil(t, m)
 	m.listStarted()
 	m.listed(3)
-	m.watchStarted()
+	m.watchStarted(time.Now())
 	m.event("ADDED", false)
 	m.watchEnded(ErrVeryShortWatch)
 	m.relisted(errExpired())

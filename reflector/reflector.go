@@ -246,15 +246,19 @@ func (r *Reflector[T]) setResourceVersionUnavailable(unavailable bool) {
 	r.rvUnavailable = unavailable
 }
 
-// DefaultWatchErrorHandler logs err at a level that matches how unusual it is: an
-// expired resource version is routine (debug), a clean close is silent, anything
-// else is a warning.
+// DefaultWatchErrorHandler logs err at a level that matches how unusual it is: a 410
+// Gone (expired resource version) is logged at Info — each one costs a relist, and a
+// storm of them must show in a default log without metrics — a clean close is
+// silent, anything else is a warning.
+//
+// Differences from client-go: client-go logs the 410 at verbosity 4, which a default
+// klog setup hides.
 //
 // client-go: tools/cache/reflector.go DefaultWatchErrorHandler
 func DefaultWatchErrorHandler[T Object](_ context.Context, r *Reflector[T], err error) {
 	switch {
 	case isExpiredError(err):
-		r.logger.Debug("watch closed; relisting", "err", err)
+		r.logger.Info("watch ended with 410 Gone (resource version expired); relisting", "err", err)
 	case errors.Is(err, io.EOF):
 		// closed normally
 	case errors.Is(err, io.ErrUnexpectedEOF):

@@ -267,7 +267,7 @@ func TestDefaultWatchErrorHandlerLogLevels(t *testing.T) {
 		err  error
 		want string // "" = nothing logged
 	}{
-		{"an expired RV is routine and logged at debug", errExpired(), "DEBUG watch closed; relisting"},
+		{"an expired RV costs a relist and is logged at info", errExpired(), "INFO watch ended with 410 Gone (resource version expired); relisting"},
 		{"a clean EOF is not logged", fmt.Errorf("watch: %w", io.EOF), ""},
 		{"any other error is a warning", errInternal(), "WARN list/watch failed"},
 	}

@@ -84,7 +84,6 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 			if r.opts.Tracer != nil {
 				r.emit(trace.Event{Kind: trace.WatchStarted, ResourceVersion: opts.ResourceVersion})
 			}
-			r.metrics.watchStarted()
 			var err error
 			w, err = r.lw.Watch(ctx, opts)
 			if err != nil {
@@ -104,6 +103,8 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 				// Transition W3: watch refused otherwise → relist.
 				return fmt.Errorf("watch %s: %w", r.typeDescription, err)
 			}
+			// A refused request opened no watch: only an open stream is counted.
+			r.metrics.watchStarted(start)
 		}
 		_, err := r.handleWatch(ctx, w, r.store, start, false, func(rv string, pastSyntheticAdds bool) {
 			if propagateFromStart || pastSyntheticAdds {

@@ -67,7 +67,6 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		start := time.Now()
 		r.metrics.listStarted()
-		r.metrics.watchStarted()
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.ListStarted, Type: "watch-list", ResourceVersion: opts.ResourceVersion})
 		}
@@ -78,6 +77,10 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			}
 			return nil, err
 		}
+		// Invariant: every stream counted here is ended in the metrics once — below
+		// when it ends before the end bookmark or the Replace fails, else by the
+		// watch loop that carries it on.
+		r.metrics.watchStarted(start)
 		var bookmarkRV string
 		ended, err := r.handleWatch(ctx, w, buffer, start, true, func(rv string, pastSyntheticAdds bool) {
 			if pastSyntheticAdds {
@@ -86,6 +89,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}, nil)
 		if err != nil {
 			w.Stop()
+			r.metrics.watchEnded(err)
 			if errors.Is(err, errStopRequested) {
 				return nil, nil
 			}
@@ -96,6 +100,9 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		if !ended {
 			w.Stop()
+			r.metrics.watchEnded(nil)
+			// Both S4 and S7 fetch the whole state again: a relist.
+			r.metrics.relisted(errWatchListEndedEarly)
 			cuts++
 			if cuts >= WatchListCutsBeforeList {
 				// Transition S7: too many cut streams in a row → a paged LIST, this cycle.
@@ -132,6 +139,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		if err := r.store.Replace(items, bookmarkRV); err != nil {
 			w.Stop()
+			r.metrics.watchEnded(err)
 			return nil, fmt.Errorf("replace store content with the watch-list of %s: %w", r.typeDescription, err)
 		}
 		r.setLastSyncResourceVersion(bookmarkRV)
@@ -160,6 +168,7 @@ func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
 		return true
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.setResourceVersionUnavailable(true)
+		r.logger.Info("watch-list got 410 Gone or a too-large resource version; starting again at the most recent", "err", err)
 		r.metrics.relisted(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; watch-list again at the most recent"})

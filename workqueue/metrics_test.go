@@ -2,6 +2,7 @@ package workqueue
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -234,4 +235,57 @@ func TestQueueMetricsBookkeepingDoesNotAllocate(t *testing.T) {
 		cycle()
 	}
 	require.Zero(t, testing.AllocsPerRun(1000, cycle))
+}
+
+// lockCheckingDepth is a depth gauge that counts the changes made without the queue's
+// lock held.
+type lockCheckingDepth struct {
+	fakeMetric
+	queueMu  *sync.Mutex
+	unlocked atomic.Int64
+}
+
+func (g *lockCheckingDepth) check() {
+	if g.queueMu.TryLock() {
+		g.unlocked.Add(1)
+		g.queueMu.Unlock()
+	}
+}
+func (g *lockCheckingDepth) Inc() { g.check(); g.fakeMetric.Inc() }
+func (g *lockCheckingDepth) Dec() { g.check(); g.fakeMetric.Dec() }
+
+type depthProvider struct {
+	*fakeProvider
+	depth *lockCheckingDepth
+}
+
+func (p depthProvider) NewDepthMetric(string) GaugeMetric { return p.depth }
+
+// The depth gauge changes under the queue's lock, as the change it counts does, so
+// concurrent Adds and Gets cannot leave an empty queue reading anything but 0.
+func TestTheDepthGaugeChangesUnderTheQueuesLock(t *testing.T) {
+	depth := &lockCheckingDepth{}
+	q := NewQueue[int](Options{Name: "q", MetricsProvider: depthProvider{newFakeProvider(), depth}})
+	depth.queueMu = &q.mu
+	const workers, items = 4, 200
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := range items {
+				q.Add(w*items + i)
+			}
+		})
+		wg.Go(func() {
+			for range items {
+				item, shutdown := q.Get()
+				assert.False(t, shutdown)
+				q.Done(item)
+			}
+		})
+	}
+	wg.Wait()
+	assert.Zero(t, depth.unlocked.Load(), "every Inc and Dec with the queue's lock held")
+	assert.Equal(t, 0.0, depth.get(), "the queue is empty")
+	assert.Zero(t, q.Len())
+	q.ShutDown()
 }

@@ -36,7 +36,7 @@ func main() {
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops working")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "the pause between two attempts to acquire or renew")
 	release := flag.Bool("leader-elect-release-on-cancel", true, "on SIGTERM, release the Lease once the workers finished, so another replica takes over at once")
-	record := flag.String("record", "", `write this process's trace to FILE (gzipped if it ends in ".gz"), a recording the explorer replays; "" disables`)
+	record := flag.String("record", "", `write this process's trace to FILE (gzipped if it ends in ".gz"), a recording the explorer replays, its header naming this replica (its Lease identity with -leader-elect, else the hostname); "" disables`)
 	flag.Parse()
 
 	log := flags.MustLogger()
@@ -56,12 +56,8 @@ func main() {
 	finish := func() {}
 	var tracer *trace.Tracer
 	if *record != "" {
-		run := ""
-		if election != nil {
-			run = election.Identity
-		}
 		var err error
-		if tracer, finish, err = startRecording(log, *record, run, controller.Pipeline(*pipeline), *workers); err != nil {
+		if tracer, finish, err = startRecording(log, *record, replicaName(election), controller.Pipeline(*pipeline), *workers); err != nil {
 			log.Error("starting the recording", "err", err)
 			os.Exit(1)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"time"
 
@@ -15,6 +16,23 @@ import (
 // a replica a fraction of a second after it starts leading, and its recording should
 // still show that; a flush with nothing buffered costs no write.
 const flushEvery = 100 * time.Millisecond
+
+// replicaName names this replica for -record's header (its run), so that recordings
+// of several replicas tell which one wrote each. With leader election it is the
+// identity the replica's Lease will hold, chosen here (controller.NewIdentity) and set
+// on election when empty, so that the header and the Lease agree; without, the
+// hostname (the Pod's name in a cluster). "" if the hostname cannot be read: the
+// controller then fails to build with that error.
+func replicaName(election *controller.LeaderElection) string {
+	if election == nil {
+		host, _ := os.Hostname()
+		return host
+	}
+	if election.Identity == "" {
+		election.Identity, _ = controller.NewIdentity()
+	}
+	return election.Identity
+}
 
 // startRecording makes the tracer of -record: every trace event of this process goes
 // to path, a recording the explorer replays (docs/recordings/README.md). finish flushes and

@@ -124,7 +124,10 @@ func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
 	r.See("the cache: %s; the informer stopped: %v", joinKeys(keys), inf.IsStopped())
 	logged := logs.linesWith("panicked", "handler=fragile")
 	for _, l := range logged {
-		r.See("log: %s", withoutTime(l))
+		// The stack trace, the line's last attribute, is long: the lab shows where it
+		// starts and checks that it is there.
+		line, _, _ := strings.Cut(withoutTime(l), " stack=")
+		r.See("log: %s stack=\"goroutine …\" (the stack trace from the panic down, cut here)", line)
 	}
 
 	want := []string{"add a", "add " + poison, "add b", "update " + poison, "add c"}
@@ -135,7 +138,8 @@ func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
 		"%s", strings.Join(fragileSeq, ", "))
 	r.Check("steady received everything, in order", slices.Equal(steadySeq, want), "%s", strings.Join(steadySeq, ", "))
 	r.Check("the cache has every object and the informer runs on", len(keys) == 4 && !inf.IsStopped(), "%d objects, stopped=%v", len(keys), inf.IsStopped())
-	r.Check("the panic was logged with the object's key", len(logged) == 1 && strings.Contains(logged[0], ns+"/"+poison), "%d log line(s)", len(logged))
+	r.Check("the panic was logged with the object's key and the stack trace", len(logged) == 1 && strings.Contains(logged[0], ns+"/"+poison) &&
+		strings.Contains(logged[0], ` stack="goroutine `), "%d log line(s)", len(logged))
 	r.Answer = fmt.Sprintf("only that call is lost: the panic in fragile's add of %s was recovered and logged, fragile went on to handle %d more notifications "+
 		"(%s's update included), steady handled all %d, and the cache holds all %d objects",
 		poison, len(fragileSeq)-1, poison, len(steadySeq), len(keys))

@@ -10,7 +10,8 @@ import (
 // informerProvider is an informer.MetricsProvider (the reflector's metrics included)
 // that records into Prometheus collectors under the names the library exports. One
 // provider serves any number of informers: each informer's name is the "name" label;
-// the per-handler metrics add "handler", relists "reason", watch events "type".
+// the per-handler metrics add "handler", relists "reason", watch events "type". A
+// removed handler's series are deleted.
 //
 // client-go: component-base/metrics/prometheus/clientgo/fifo/metrics.go informerMetricsProvider
 type informerProvider struct {
@@ -48,7 +49,7 @@ func newInformerProvider(reg prometheus.Registerer) (*informerProvider, error) {
 	counter(reflector.ListsMetricName, "Lists (LIST or watch-list) that replaced the cache.", "name")
 	histogram(reflector.ListDurationMetricName, "Seconds from a list's request to its last object.", longBuckets, "name")
 	histogram(reflector.ItemsInListMetricName, "Objects per list.", itemBuckets, "name")
-	counter(reflector.WatchesMetricName, "Watches opened, a watch-list's stream included.", "name")
+	counter(reflector.WatchesMetricName, "Watches the server opened, a watch-list's stream included.", "name")
 	counter(reflector.ShortWatchesMetricName, "Watches that ended within a second with no event.", "name")
 	histogram(reflector.WatchDurationMetricName, "Seconds from a watch's request to its end.", longBuckets, "name")
 	histogram(reflector.ItemsInWatchMetricName, "Events per watch, bookmarks excluded.", itemBuckets, "name")
@@ -159,4 +160,13 @@ func (p *informerProvider) NewHandlerDurationMetric(name, handler string) inform
 
 func (p *informerProvider) NewHandlerPanicsMetric(name, handler string) informer.CounterMetric {
 	return p.counters[informer.HandlerPanicsMetricName].WithLabelValues(name, handler)
+}
+
+// DeleteHandlerMetrics deletes the removed handler's series from the four per-handler
+// vectors, so that the scrape no longer shows them.
+func (p *informerProvider) DeleteHandlerMetrics(name, handler string) {
+	p.gauges[informer.HandlerBacklogMetricName].DeleteLabelValues(name, handler)
+	p.gauges[informer.HandlerHighWaterMetricName].DeleteLabelValues(name, handler)
+	p.histograms[informer.HandlerDurationMetricName].DeleteLabelValues(name, handler)
+	p.counters[informer.HandlerPanicsMetricName].DeleteLabelValues(name, handler)
 }

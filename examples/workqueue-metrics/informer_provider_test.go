@@ -63,3 +63,39 @@ func TestTheInformerProviderRegistersOnce(t *testing.T) {
 	_, err = newInformerProvider(reg)
 	assert.Error(t, err, "registering the same collectors twice on one registry is an error the program sees")
 }
+
+// A removed handler's series leave the scrape; the other handler's stay.
+func TestTheInformerProviderDeletesARemovedHandlersSeries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := prometheus.NewRegistry()
+		p, err := newInformerProvider(reg)
+		require.NoError(t, err)
+		src := fakeapi.New[*corev1.ConfigMap]()
+		src.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
+		inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: p})
+		gone, err := inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{}, informer.HandlerOptions{Name: "gone"})
+		require.NoError(t, err)
+		_, err = inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{}, informer.HandlerOptions{Name: "kept"})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		// Goroutine owned by this test: the informer, stopped below.
+		go func() { defer close(done); inf.Run(ctx) }()
+		synctest.Wait()
+		require.Contains(t, scrape(t, reg), `informer_handler_duration_seconds_count{handler="gone",name="cms"} 1`)
+
+		inf.RemoveEventHandler(gone)
+		synctest.Wait()
+		text := scrape(t, reg)
+		assert.NotContains(t, text, `handler="gone"`)
+		for _, line := range []string{
+			`informer_handler_duration_seconds_count{handler="kept",name="cms"} 1`,
+			`informer_handler_backlog{handler="kept",name="cms"} 0`,
+			`informer_handler_backlog_high_water{handler="kept",name="cms"} 1`,
+		} {
+			assert.Contains(t, text, line+"\n")
+		}
+		cancel()
+		<-done
+	})
+}

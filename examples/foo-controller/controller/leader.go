@@ -32,6 +32,19 @@ type LeaderElection struct {
 	ReleaseOnCancel bool
 }
 
+// NewIdentity returns a replica identity for LeaderElection.Identity: the hostname
+// (the Pod's name in a cluster) plus "_" and a random suffix, as client-go's callers
+// make theirs. The suffix keeps two processes on one host apart.
+func NewIdentity() (string, error) {
+	host, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("controller: leader election identity: %w", err)
+	}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	return host + "_" + hex.EncodeToString(suffix), nil
+}
+
 // HealthTolerance is how long past its lease duration a leader may go unrenewed before
 // /healthz fails (kube-controller-manager's 20s).
 const HealthTolerance = 20 * time.Second
@@ -45,13 +58,11 @@ func (c *Controller) newElector(cfg *rest.Config, le LeaderElection, lead func(c
 		le.Name = Name
 	}
 	if le.Identity == "" {
-		host, err := os.Hostname()
+		id, err := NewIdentity()
 		if err != nil {
-			return nil, fmt.Errorf("controller: leader election identity: %w", err)
+			return nil, err
 		}
-		suffix := make([]byte, 4)
-		_, _ = rand.Read(suffix)
-		le.Identity = host + "_" + hex.EncodeToString(suffix)
+		le.Identity = id
 	}
 	lock, err := leaderelection.NewLeaseLock(cfg, leaderelection.LeaseLockOptions{
 		Namespace: le.Namespace, Name: le.Name, Identity: le.Identity,

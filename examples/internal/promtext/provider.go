@@ -23,7 +23,7 @@ var (
 // in a Registry, under the names the library exports (informer.QueuedItemsMetricName,
 // reflector.ListsMetricName, workqueue.DepthMetricName, …), each labelled "name" (and
 // "handler", "reason" or "type" where the metric has a second label). One Provider
-// serves any number of informers and queues.
+// serves any number of informers and queues. A removed handler's series are deleted.
 type Provider struct{ r *Registry }
 
 var (
@@ -69,7 +69,7 @@ func (p Provider) NewItemsInListMetric(name string) reflector.SummaryMetric {
 }
 
 func (p Provider) NewWatchesMetric(name string) reflector.CounterMetric {
-	return p.counter(reflector.WatchesMetricName, "Watches opened, a watch-list's stream included.", name)
+	return p.counter(reflector.WatchesMetricName, "Watches the server opened, a watch-list's stream included.", name)
 }
 
 func (p Provider) NewShortWatchesMetric(name string) reflector.CounterMetric {
@@ -132,6 +132,16 @@ func (p Provider) NewHandlerDurationMetric(name, handler string) informer.Histog
 
 func (p Provider) NewHandlerPanicsMetric(name, handler string) informer.CounterMetric {
 	return p.r.Counter(informer.HandlerPanicsMetricName, "Panics recovered from the handler's calls.", "name", "handler").With(name, handler)
+}
+
+// DeleteHandlerMetrics deletes the removed handler's four series.
+func (p Provider) DeleteHandlerMetrics(name, handler string) {
+	for _, metric := range []string{informer.HandlerBacklogMetricName, informer.HandlerHighWaterMetricName,
+		informer.HandlerDurationMetricName, informer.HandlerPanicsMetricName} {
+		if f, ok := p.r.lookup(metric); ok {
+			f.Delete(name, handler)
+		}
+	}
 }
 
 // The workqueue's metrics.

@@ -46,6 +46,7 @@ type family struct {
 // series is one combination of label values.
 type series struct {
 	values []string
+	kind   kind // the family's, never changed
 	mu     sync.Mutex
 	value  float64  // counter or gauge; a histogram's sum. Guarded by mu.
 	counts []uint64 // histogram: one per bucket, not cumulative. Guarded by mu.
@@ -54,15 +55,25 @@ type series struct {
 	buckets []float64
 }
 
-// Metric is one series of a family: Inc and Set for counters and gauges, Observe for
-// histograms. Each method that does not fit the family's type does nothing.
+// Metric is one series of a family: Inc for counters and gauges, Dec and Set for
+// gauges, Observe for histograms. A method that does not fit the family's type does
+// nothing: a counter never goes down, and a histogram's sum moves only with an
+// observation.
 type Metric struct{ s *series }
 
 // Inc adds 1 to a counter or gauge.
-func (m Metric) Inc() { m.add(1) }
+func (m Metric) Inc() {
+	if m.s.kind == counterKind || m.s.kind == gaugeKind {
+		m.add(1)
+	}
+}
 
 // Dec subtracts 1 from a gauge.
-func (m Metric) Dec() { m.add(-1) }
+func (m Metric) Dec() {
+	if m.s.kind == gaugeKind {
+		m.add(-1)
+	}
+}
 
 func (m Metric) add(d float64) {
 	m.s.mu.Lock()
@@ -72,6 +83,9 @@ func (m Metric) add(d float64) {
 
 // Set sets a gauge.
 func (m Metric) Set(v float64) {
+	if m.s.kind != gaugeKind {
+		return
+	}
 	m.s.mu.Lock()
 	m.s.value = v
 	m.s.mu.Unlock()
@@ -79,11 +93,11 @@ func (m Metric) Set(v float64) {
 
 // Observe records one observation in a histogram.
 func (m Metric) Observe(v float64) {
+	if m.s.kind != histogramKind {
+		return
+	}
 	m.s.mu.Lock()
 	defer m.s.mu.Unlock()
-	if m.s.counts == nil {
-		return // not a histogram
-	}
 	m.s.count++
 	m.s.value += v
 	for i, b := range m.s.buckets {
@@ -127,6 +141,14 @@ func (r *Registry) register(name, help string, k kind, labels []string, buckets 
 	return Family{r: r, f: f}
 }
 
+// lookup returns the family registered as name, if any.
+func (r *Registry) lookup(name string) (Family, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f, ok := r.families[name]
+	return Family{r: r, f: f}, ok
+}
+
 // With returns the series for the label values (one per label name, in order),
 // creating it at zero.
 func (f Family) With(values ...string) Metric {
@@ -138,13 +160,25 @@ func (f Family) With(values ...string) Metric {
 	defer f.r.mu.Unlock()
 	s, ok := f.f.series[key]
 	if !ok {
-		s = &series{values: slices.Clone(values), buckets: f.f.buckets}
+		s = &series{values: slices.Clone(values), kind: f.f.kind, buckets: f.f.buckets}
 		if f.f.kind == histogramKind {
 			s.counts = make([]uint64, len(f.f.buckets))
 		}
 		f.f.series[key] = s
 	}
 	return Metric{s}
+}
+
+// Delete removes the series for the label values (one per label name, in order), if
+// there is one, and reports whether there was: it is no longer written. A Metric
+// still held for it keeps working but is not written either.
+func (f Family) Delete(values ...string) bool {
+	key := strings.Join(values, "\xff")
+	f.r.mu.Lock()
+	defer f.r.mu.Unlock()
+	_, ok := f.f.series[key]
+	delete(f.f.series, key)
+	return ok
 }
 
 // WriteTo writes every family, sorted by name, each series sorted by its label

@@ -52,3 +52,39 @@ func TestRegisteringAFamilyTwiceReturnsTheSameSeries(t *testing.T) {
 	_, _ = r.WriteTo(&b)
 	assert.Contains(t, b.String(), `c_total{name="a"} 2`)
 }
+
+// A call that does not fit the series' type changes nothing: Inc is for counters and
+// gauges, Dec and Set for gauges, Observe for histograms.
+func TestAMethodThatDoesNotFitTheTypeDoesNothing(t *testing.T) {
+	r := NewRegistry()
+	c := r.Counter("c_total", "C.", "name").With("a")
+	c.Inc()
+	c.Dec()
+	c.Set(10)
+	c.Observe(3)
+	g := r.Gauge("g", "G.", "name").With("a")
+	g.Set(5)
+	g.Inc()
+	g.Dec()
+	g.Dec()
+	g.Observe(3)
+	h := r.Histogram("h_seconds", "H.", []float64{1}, "name").With("a")
+	h.Observe(0.5)
+	h.Inc()
+	h.Dec()
+	h.Set(10)
+
+	var b strings.Builder
+	_, err := r.WriteTo(&b)
+	require.NoError(t, err)
+	got, err := Parse(strings.NewReader(b.String()))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{
+		`c_total{name="a"}`:                    1,
+		`g{name="a"}`:                          4,
+		`h_seconds_bucket{name="a",le="1"}`:    1,
+		`h_seconds_bucket{name="a",le="+Inf"}`: 1,
+		`h_seconds_sum{name="a"}`:              0.5,
+		`h_seconds_count{name="a"}`:            1,
+	}, got)
+}
