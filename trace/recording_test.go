@@ -103,6 +103,7 @@ func TestAGzippedRecordingReadsBackFromItsFile(t *testing.T) {
 	h, events, err := OpenRecording(path)
 	var re *RecordingError
 	require.ErrorAs(t, err, &re, "flushed but not closed: the gzip stream has no end yet")
+	assert.ErrorIs(t, err, ErrRecordingCut)
 	assert.Equal(t, 3, re.Line, "the header and the event (lines 1 and 2) were flushed; the stream ends unfinished after them: %v", err)
 	assert.Equal(t, "gz", h.Run)
 	assert.Len(t, events, 1, "the flushed event reads back")
@@ -163,6 +164,7 @@ func TestABadRecordingGetsAnErrorNamingItsLine(t *testing.T) {
 			assert.Contains(t, err.Error(), c.says)
 			assert.Contains(t, err.Error(), "line ")
 			assert.Len(t, events, c.readBefore, "the events before the bad line are kept")
+			assert.NotErrorIs(t, err, ErrRecordingCut, "a bad line is not a cut")
 		})
 	}
 }
@@ -173,15 +175,23 @@ func TestABrokenGzipStreamGetsAClearError(t *testing.T) {
 	_, _ = io.WriteString(gz, header+"\n"+strings.Repeat(`{"t":1,"stage":"reflector","kind":"listed"}`+"\n", 100))
 	require.NoError(t, gz.Close())
 	cut := b.Bytes()[:b.Len()-10] // the trailer (CRC, size) and a little more
-	_, _, err := ReadRecording(bytes.NewReader(cut))
+	_, events, err := ReadRecording(bytes.NewReader(cut))
 	var re *RecordingError
 	require.ErrorAs(t, err, &re)
+	require.ErrorIs(t, err, ErrRecordingCut, "a stream that ends early is a cut")
 	assert.Contains(t, err.Error(), "unexpected EOF")
+	assert.Equal(t, len(events)+2, re.Line, "the first line not read whole: %v", err)
 
 	_, _, err = ReadRecording(bytes.NewReader([]byte{0x1f, 0x8b, 1, 2}))
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 1, re.Line)
+	assert.ErrorIs(t, err, ErrRecordingCut, "the gzip header itself is cut")
+
+	_, _, err = ReadRecording(bytes.NewReader([]byte{0x1f, 0x8b, 1, 2, 0, 0, 0, 0, 0, 0}))
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, 1, re.Line)
 	assert.Contains(t, err.Error(), "reading the gzip stream")
+	assert.NotErrorIs(t, err, ErrRecordingCut, "a gzip header that is whole and wrong is not a cut")
 }
 
 // failingWriter accepts n bytes, then fails.
