@@ -74,6 +74,15 @@ func TestAGzippedRecordingCutAnywhereReadsEveryWholeLineBeforeTheCut(t *testing.
 		last = read
 	}
 	assert.Equal(t, len(cutTestEvents()), last, "a stream cut in its trailer has every line whole")
+
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	_, err := gz.Write([]byte(header + "\n" + `{"t":1,"stage":"reflector","kind":"listed"}` + "\n" + `{"t":2,"sta`))
+	require.NoError(t, err)
+	require.NoError(t, gz.Flush())
+	_, events, err := ReadRecording(&b)
+	assert.Len(t, events, 1)
+	assert.EqualError(t, err, "trace recording, line 3: cut short: the file ends in the middle of this line (and the gzip stream before its trailer)")
 }
 
 func TestAPlainRecordingCutInALineReadsEveryWholeLineBeforeIt(t *testing.T) {
