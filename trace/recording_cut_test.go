@@ -16,7 +16,7 @@ import (
 // lengths, so that cuts fall everywhere in a line.
 func cutTestEvents() []Event {
 	var events []Event
-	for i := range 40 {
+	for i := range 24 {
 		events = append(events, at(float64(i), Event{Stage: Workqueue, Kind: Added, Source: "foos", Key: "default/" + strings.Repeat("a", i%7), QueueLen: i}))
 	}
 	return events
@@ -99,11 +99,11 @@ func TestAPlainRecordingCutInALineReadsEveryWholeLineBeforeIt(t *testing.T) {
 		}
 	}
 
-	line32 := bytes.Index(file, []byte(`{"t":30000000,`)) // the 31st event's line
-	require.Positive(t, line32)
-	_, events, err := ReadRecording(bytes.NewReader(file[:line32+5]))
-	assert.Len(t, events, 30)
-	assert.EqualError(t, err, "trace recording, line 32: cut short: the file ends in the middle of this line")
+	line18 := bytes.Index(file, []byte(`{"t":16000000,`)) // the 17th event's line
+	require.Positive(t, line18)
+	_, events, err := ReadRecording(bytes.NewReader(file[:line18+5]))
+	assert.Len(t, events, 16)
+	assert.EqualError(t, err, "trace recording, line 18: cut short: the file ends in the middle of this line")
 }
 
 func TestARecordingFlushedByAProcessThatWasThenKilledReadsUpToItsLastFlush(t *testing.T) {
@@ -111,7 +111,7 @@ func TestARecordingFlushedByAProcessThatWasThenKilledReadsUpToItsLastFlush(t *te
 	rw, err := CreateRecording(path, RecordingHeader{Start: t0, Run: "killed"})
 	require.NoError(t, err)
 	events := cutTestEvents()
-	for _, e := range events[:30] {
+	for _, e := range events[:16] {
 		rw.Record(e)
 	}
 	require.NoError(t, rw.Flush())
@@ -119,19 +119,19 @@ func TestARecordingFlushedByAProcessThatWasThenKilledReadsUpToItsLastFlush(t *te
 	// (The file's bytes are copied before Close writes the rest.)
 	file, err := os.ReadFile(path)
 	require.NoError(t, err)
-	for _, e := range events[30:] {
+	for _, e := range events[16:] {
 		rw.Record(e)
 	}
 	require.NoError(t, rw.Close())
 
 	h, got, err := ReadRecording(bytes.NewReader(file))
 	assert.Equal(t, "killed", h.Run)
-	assert.Equal(t, events[:30], got, "every event flushed before the kill")
+	assert.Equal(t, events[:16], got, "every event flushed before the kill")
 	require.ErrorIs(t, err, ErrRecordingCut)
 	var re *RecordingError
 	require.ErrorAs(t, err, &re)
-	assert.Equal(t, 32, re.Line, "the header and 30 events are lines 1 to 31")
-	assert.Equal(t, "trace recording, line 32: cut short: the gzip stream ends before its trailer (unexpected EOF), after 31 whole lines", err.Error())
+	assert.Equal(t, 18, re.Line, "the header and 16 events are lines 1 to 17")
+	assert.Equal(t, "trace recording, line 18: cut short: the gzip stream ends before its trailer (unexpected EOF), after 17 whole lines", err.Error())
 }
 
 func TestABadLineBeforeTheCutIsStillAnErrorNamingIt(t *testing.T) {
