@@ -15,6 +15,29 @@ import (
 // bytes; a longer one is not a recording this package wrote.
 const maxRecordingLine = 1 << 20
 
+// MaxRecordingSize bounds what ReadRecording and OpenRecording read into memory: 16 MiB
+// of JSON lines, counted after gunzip, blank lines included. A recording past it gets
+// a *RecordingError wrapping ErrRecordingTooLarge, at the line that goes past it.
+//
+// Why a limit, and not a replay that streams: a replay seeks backwards and forwards
+// and shows the recording's length, so the explorer holds every event; a limit keeps
+// that one slice and says so, where streaming would re-read the file on every seek
+// back. A gzip bomb (a small file that inflates up to a thousandfold) or a recording
+// left running for days then gets an error instead of the machine's memory.
+//
+// Why bytes and not events: they bound both. An event's line is at least 25 bytes
+// ({"stage":"x","kind":"y"} and its newline), so 16 MiB holds at most about 670,000
+// events; and the bytes bound the strings the events hold, which may be up to a line
+// long (maxRecordingLine).
+//
+// Why 16 MiB: more than sixteen times the largest recording in docs/recordings
+// (TestTheCommittedRecordingsAreFarBelowTheLimit). NewRecordingReader has no limit: it
+// holds one line at a time.
+const MaxRecordingSize = 16 << 20
+
+// ErrRecordingTooLarge is a recording larger than MaxRecordingSize, read whole.
+var ErrRecordingTooLarge = errors.New("recording too large")
+
 // ErrRecordingCut is a recording that ends in the middle: its gzip stream ends before
 // its trailer, or its last line ends before the JSON object on it does. That is what
 // a process killed while it recorded leaves behind (its last write may stop anywhere
@@ -30,6 +53,9 @@ type RecordingReader struct {
 	r      *bufio.Reader
 	line   int    // the number of the line read last; the header is line 1
 	long   []byte // a line longer than r's buffer, put together
+	// size counts the bytes read, newlines included; past limit (if not 0), the
+	// stream ends with ErrRecordingTooLarge.
+	size, limit int
 	// err is what ended the stream (a cut, a corrupt gzip stream, a read error):
 	// every later call returns it again.
 	err error
@@ -39,6 +65,12 @@ type RecordingReader struct {
 // that is not a recording, or one of a newer format version, gets a *RecordingError
 // for line 1; so does one cut before its header was whole (ErrRecordingCut).
 func NewRecordingReader(r io.Reader) (*RecordingReader, error) {
+	return newRecordingReader(r, 0)
+}
+
+// newRecordingReader is NewRecordingReader that reads at most limit bytes of lines
+// (0: no limit).
+func newRecordingReader(r io.Reader, limit int) (*RecordingReader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	// Why peek: a gzip stream starts with the bytes 1f 8b, and no JSON line can.
 	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
@@ -51,7 +83,7 @@ func NewRecordingReader(r io.Reader) (*RecordingReader, error) {
 		}
 		br = bufio.NewReaderSize(gz, 64<<10)
 	}
-	rr := &RecordingReader{r: br}
+	rr := &RecordingReader{r: br, limit: limit}
 	b, err := rr.next()
 	if err == io.EOF {
 		return nil, &RecordingError{Line: 1, Err: errors.New("the file is empty: a recording starts with its header")}
@@ -125,6 +157,9 @@ func (rr *RecordingReader) next() ([]byte, error) {
 		}
 		b = bytes.TrimSpace(b)
 		switch {
+		case rr.limit > 0 && rr.size > rr.limit:
+			rr.err = &RecordingError{Line: max(rr.line, 1), Err: fmt.Errorf("%w: more than %s of JSON lines after gunzip, the most ReadRecording holds in memory; NewRecordingReader reads one event at a time",
+				ErrRecordingTooLarge, sizeText(rr.limit))}
 		case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF):
 			// A corrupt gzip stream, a line too long, a failing read: not a cut.
 			rr.err = &RecordingError{Line: rr.line + 1, Err: err}
@@ -156,6 +191,7 @@ func (rr *RecordingReader) readLine() (b []byte, whole bool, err error) {
 	rr.long = rr.long[:0]
 	for {
 		chunk, err := rr.r.ReadSlice('\n')
+		rr.size += len(chunk)
 		if len(rr.long)+len(chunk) > maxRecordingLine+1 { // +1: the newline
 			return nil, false, fmt.Errorf("longer than %d bytes", maxRecordingLine)
 		}
@@ -172,6 +208,14 @@ func (rr *RecordingReader) readLine() (b []byte, whole bool, err error) {
 			return append(rr.long, chunk...), false, err
 		}
 	}
+}
+
+// sizeText is n bytes in MiB, if it is a whole number of them.
+func sizeText(n int) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // endsEarly reports whether the JSON in b ends before its first value does: b is
@@ -199,9 +243,10 @@ func strictDecode(b []byte, v any) error {
 	return nil
 }
 
-// ReadRecording reads a whole recording.
+// ReadRecording reads a whole recording, of at most MaxRecordingSize bytes of lines.
+// On an error it returns the events before the line the error names.
 func ReadRecording(r io.Reader) (RecordingHeader, []Event, error) {
-	rr, err := NewRecordingReader(r)
+	rr, err := newRecordingReader(r, MaxRecordingSize)
 	if err != nil {
 		return RecordingHeader{}, nil, err
 	}
@@ -218,8 +263,8 @@ func ReadRecording(r io.Reader) (RecordingHeader, []Event, error) {
 	}
 }
 
-// OpenRecording reads the whole recording in the file path; its errors name the
-// file.
+// OpenRecording reads the whole recording in the file path, as ReadRecording does;
+// its errors name the file.
 func OpenRecording(path string) (RecordingHeader, []Event, error) {
 	f, err := os.Open(path)
 	if err != nil {
