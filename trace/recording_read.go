@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 )
 
 // maxRecordingLine bounds one line of a recording. An event's line is a few hundred
@@ -225,8 +226,9 @@ func endsEarly(b []byte) bool {
 	return errors.Is(json.NewDecoder(bytes.NewReader(b)).Decode(&v), io.ErrUnexpectedEOF)
 }
 
-// strictDecode decodes one JSON object into v, refusing unknown fields and anything
-// after the object.
+// strictDecode decodes one JSON object into v, refusing unknown fields, anything
+// after the object, and what checkNames refuses: a name in another case than the
+// format's, a name given twice, a null.
 //
 // Why strict: a field this reader does not know means the file was written by
 // another format version, or edited by hand; either way, dropping it would replay
@@ -240,7 +242,7 @@ func strictDecode(b []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("the line goes on after its JSON object")
 	}
-	return nil
+	return checkNames(b, reflect.TypeOf(v))
 }
 
 // ReadRecording reads a whole recording, of at most MaxRecordingSize bytes of lines.
