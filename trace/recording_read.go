@@ -98,6 +98,18 @@ func newRecordingReader(r io.Reader, limit int) (*RecordingReader, error) {
 	if err := rr.header.check(); err != nil {
 		return nil, &RecordingError{Line: 1, Err: err}
 	}
+	// Why: the writer leaves an empty list out, so [] and no list are one header; a
+	// header read back from its own writing must be the header read.
+	p := &rr.header.Pipeline
+	if len(p.Informers) == 0 {
+		p.Informers = nil
+	}
+	if len(p.Handlers) == 0 {
+		p.Handlers = nil
+	}
+	if len(p.Workqueues) == 0 {
+		p.Workqueues = nil
+	}
 	return rr, nil
 }
 

@@ -300,6 +300,7 @@ func FuzzReadRecording(f *testing.F) {
 	_ = w.Close()
 	f.Add(gz.Bytes())
 	f.Add([]byte(header + "\n" + `{"t":-3,"stage":"x","kind":"y","paged":true}`))
+	f.Add([]byte(`{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z","pipeline":{"informers":[],"handlers":[],"workqueues":[]}}`))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, events, err := ReadRecording(bytes.NewReader(data))
