@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -205,4 +207,19 @@ func startTestServer(t testing.TB, local bool, h *hub) *testServer {
 	ts := serveForTest(t, s, ln, done)
 	ts.liveTestParts = liveTestParts{world: w, runs: runs}
 	return ts
+}
+
+// post sends an action the way the page does, with changes applied to the request.
+func (ts *testServer) post(t testing.TB, action, body string, change ...func(*http.Request)) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, ts.URL+"/api/"+action, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", ts.URL)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	req.Header.Set(tokenHeader, ts.token)
+	for _, c := range change {
+		c(req)
+	}
+	return do(t, req)
 }

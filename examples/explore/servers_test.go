@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,21 +40,6 @@ func serveForTest(t testing.TB, s *server, ln net.Listener, done chan struct{}) 
 		hs.Close()
 	})
 	return &testServer{server: s, URL: hs.URL, done: done}
-}
-
-// post sends an action the way the page does, with changes applied to the request.
-func (ts *testServer) post(t testing.TB, action, body string, change ...func(*http.Request)) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, ts.URL+"/api/"+action, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Origin", ts.URL)
-	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	req.Header.Set(tokenHeader, ts.token)
-	for _, c := range change {
-		c(req)
-	}
-	return do(t, req)
 }
 
 func do(t testing.TB, req *http.Request) (int, string) {
