@@ -20,11 +20,12 @@ const maxRecordingLine = 1 << 20
 // of JSON lines, counted after gunzip, blank lines included. A recording past it gets
 // a *RecordingError wrapping ErrRecordingTooLarge, at the line that goes past it.
 //
-// Why a limit, and not a replay that streams: a replay seeks backwards and forwards
-// and shows the recording's length, so the explorer holds every event; a limit keeps
-// that one slice and says so, where streaming would re-read the file on every seek
-// back. A gzip bomb (a small file that inflates up to a thousandfold) or a recording
-// left running for days then gets an error instead of the machine's memory.
+// Why a limit, and not a replay that streams: the explorer's player seeks backwards
+// and forwards and shows the recording's length, so it holds every event in one
+// slice; streaming would read the file again on every seek back. A limit on that one
+// slice is the simpler bound: a gzip bomb (a small file that inflates up to a
+// thousandfold), or a recording left running for days, gets an error instead of the
+// machine's memory.
 //
 // Why bytes and not events: they bound both. An event's line is at least 25 bytes
 // ({"stage":"x","kind":"y"} and its newline), so 16 MiB holds at most about 670,000
