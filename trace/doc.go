@@ -74,5 +74,8 @@
 //
 // Reading order: event.go (stages, kinds, the Event), tracer.go (Tracer, Sink,
 // KeyOf), sentence.go (one event as a sentence), journey.go (following a key, the
-// timeline), recorder.go and slog.go (two sinks).
+// timeline), recorder.go and slog.go (two sinks); then recordings: recording.go (the
+// format and its header), recording_line.go (an event as a line), recording_write.go,
+// recording_read.go (the reader: a recording cut by a crash, the size it reads whole)
+// and recording_names.go (every name exact and once).
 package trace

@@ -16,7 +16,9 @@ import (
 // The first line is the header (RecordingHeader); every other line is one Event, in
 // the order the sink received them, its time given as "t", nanoseconds since the
 // header's start. Fields at their zero value are left out. A file may be gzipped;
-// the reader recognises it by its first bytes.
+// the reader recognises it by its first bytes. The reader takes back what the writer
+// writes and nothing looser: every name as the format spells it, case included, once
+// an object, never null.
 //
 // Why JSON Lines: a reader can follow a recording with any tool (jq, grep, a
 // spreadsheet), a writer appends one line per event without holding the run in

@@ -103,6 +103,7 @@ func TestAGzippedRecordingReadsBackFromItsFile(t *testing.T) {
 	h, events, err := OpenRecording(path)
 	var re *RecordingError
 	require.ErrorAs(t, err, &re, "flushed but not closed: the gzip stream has no end yet")
+	assert.ErrorIs(t, err, ErrRecordingCut)
 	assert.Equal(t, 3, re.Line, "the header and the event (lines 1 and 2) were flushed; the stream ends unfinished after them: %v", err)
 	assert.Equal(t, "gz", h.Run)
 	assert.Len(t, events, 1, "the flushed event reads back")
@@ -154,6 +155,17 @@ func TestABadRecordingGetsAnErrorNamingItsLine(t *testing.T) {
 		{"two objects on a line", header + "\n" + good + good, 2, "goes on after its JSON object", 0},
 		{"an array", header + "\n[1]", 2, "cannot unmarshal array", 0},
 		{"a line too long", header + "\n" + `{"t":1,"stage":"reflector","kind":"listed","detail":"` + strings.Repeat("x", maxRecordingLine) + `"}`, 2, "longer than", 0},
+		{"an event field name in another case", header + "\n" + good + "\n" + `{"t":1,"Stage":"reflector","kind":"listed"}`, 3, `field "Stage": names are case-sensitive, and this one is "stage"`, 1},
+		{"an event field name in capitals", header + "\n" + `{"T":1,"stage":"reflector","kind":"listed"}`, 2, `field "T": names are case-sensitive, and this one is "t"`, 0},
+		{"an event field name that folds to one (the long s)", header + "\n" + `{"t":1,"ſtage":"reflector","kind":"listed"}`, 2, `field "ſtage": names are case-sensitive, and this one is "stage"`, 0},
+		{"a header field name in another case", `{"format":"kubeinternals-trace","Version":1,"start":"2026-11-23T09:00:00Z"}`, 1, `field "Version": names are case-sensitive, and this one is "version"`, 0},
+		{"a nested header field name in another case", `{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z","pipeline":{"informers":[{"source":"a"},{"Source":"b"}]}}`, 1, `field "pipeline.informers[1].Source": names are case-sensitive, and this one is "source"`, 0},
+		{"an event field twice", header + "\n" + `{"t":1,"stage":"reflector","kind":"listed","kind":"watch event"}`, 2, `field "kind" appears twice`, 0},
+		{"an event field twice, once in capitals", header + "\n" + `{"t":1,"stage":"reflector","kind":"listed","KIND":"watch event"}`, 2, `field "KIND": names are case-sensitive`, 0},
+		{"a header field twice", `{"format":"kubeinternals-trace","version":1,"version":1,"start":"2026-11-23T09:00:00Z"}`, 1, `field "version" appears twice`, 0},
+		{"a nested header field twice", `{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z","pipeline":{"handlers":[{"name":"a","informer":"x","name":"b"}]}}`, 1, `field "pipeline.handlers[0].name" appears twice`, 0},
+		{"an event field that is null", header + "\n" + `{"t":1,"stage":"reflector","kind":"listed","items":null}`, 2, `field "items" is null: a recording leaves out a field it has no value for`, 0},
+		{"a header field that is null", `{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z","pipeline":null}`, 1, `field "pipeline" is null`, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, events, err := ReadRecording(strings.NewReader(c.file))
@@ -163,6 +175,27 @@ func TestABadRecordingGetsAnErrorNamingItsLine(t *testing.T) {
 			assert.Contains(t, err.Error(), c.says)
 			assert.Contains(t, err.Error(), "line ")
 			assert.Len(t, events, c.readBefore, "the events before the bad line are kept")
+			assert.NotErrorIs(t, err, ErrRecordingCut, "a bad line is not a cut")
+		})
+	}
+}
+
+// TestTheReaderTakesEveryWayJSONWritesTheSameObject: what the strict reader refuses is
+// names that are not the format's and names given twice; JSON's own freedoms stay —
+// fields in any order, space between tokens, a name written with escapes.
+func TestTheReaderTakesEveryWayJSONWritesTheSameObject(t *testing.T) {
+	want := at(1500, Event{Stage: Reflector, Kind: Listed, Source: "foos", Items: 3, Paged: true})
+	for _, line := range []string{
+		`{"t":1500000000,"stage":"reflector","kind":"listed","source":"foos","items":3,"paged":true}`,
+		`{"paged":true,"items":3,"source":"foos","kind":"listed","stage":"reflector","t":1500000000}`,
+		` { "t" : 1500000000 , "stage" : "reflector" , "kind" : "listed" , "source" : "foos" , "items" : 3 , "paged" : true } `,
+		`{"t":1500000000,"st\u0061ge":"reflector","kind":"listed","source":"foos","items":3,"paged":true}`,
+	} {
+		t.Run(line, func(t *testing.T) {
+			h, events, err := ReadRecording(strings.NewReader(`{"pipeline":{"informers":[{"queue":"realfifo","source":"foos"}]},"start":"2026-11-23T09:00:00Z","version":1,"format":"kubeinternals-trace"}` + "\n" + line + "\n"))
+			require.NoError(t, err)
+			assert.Equal(t, []InformerInfo{{Source: "foos", Queue: RealFIFO}}, h.Pipeline.Informers)
+			assert.Equal(t, []Event{want}, events)
 		})
 	}
 }
@@ -173,15 +206,23 @@ func TestABrokenGzipStreamGetsAClearError(t *testing.T) {
 	_, _ = io.WriteString(gz, header+"\n"+strings.Repeat(`{"t":1,"stage":"reflector","kind":"listed"}`+"\n", 100))
 	require.NoError(t, gz.Close())
 	cut := b.Bytes()[:b.Len()-10] // the trailer (CRC, size) and a little more
-	_, _, err := ReadRecording(bytes.NewReader(cut))
+	_, events, err := ReadRecording(bytes.NewReader(cut))
 	var re *RecordingError
 	require.ErrorAs(t, err, &re)
+	require.ErrorIs(t, err, ErrRecordingCut, "a stream that ends early is a cut")
 	assert.Contains(t, err.Error(), "unexpected EOF")
+	assert.Equal(t, len(events)+2, re.Line, "the first line not read whole: %v", err)
 
 	_, _, err = ReadRecording(bytes.NewReader([]byte{0x1f, 0x8b, 1, 2}))
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 1, re.Line)
+	assert.ErrorIs(t, err, ErrRecordingCut, "the gzip header itself is cut")
+
+	_, _, err = ReadRecording(bytes.NewReader([]byte{0x1f, 0x8b, 1, 2, 0, 0, 0, 0, 0, 0}))
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, 1, re.Line)
 	assert.Contains(t, err.Error(), "reading the gzip stream")
+	assert.NotErrorIs(t, err, ErrRecordingCut, "a gzip header that is whole and wrong is not a cut")
 }
 
 // failingWriter accepts n bytes, then fails.
@@ -259,6 +300,7 @@ func FuzzReadRecording(f *testing.F) {
 	_ = w.Close()
 	f.Add(gz.Bytes())
 	f.Add([]byte(header + "\n" + `{"t":-3,"stage":"x","kind":"y","paged":true}`))
+	f.Add([]byte(`{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z","pipeline":{"informers":[],"handlers":[],"workqueues":[]}}`))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, events, err := ReadRecording(bytes.NewReader(data))

@@ -1,7 +1,8 @@
+//go:build !replayonly
+
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -203,15 +204,6 @@ func FuzzActionBody(f *testing.F) {
 			t.Fatalf("%s %q: %d %s", action, body, code, resp)
 		}
 	})
-}
-
-// message is the error an action answered with: its {"error": …} body.
-func message(t *testing.T, body string) string {
-	t.Helper()
-	var e struct{ Error string }
-	require.NoError(t, json.Unmarshal([]byte(body), &e), body)
-	require.NotEmpty(t, e.Error, "an error body says what was wrong: %s", body)
-	return e.Error
 }
 
 func TestAnActionIsMarkedInTheTraceBeforeItRuns(t *testing.T) {

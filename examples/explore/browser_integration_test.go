@@ -1,11 +1,10 @@
+//go:build !replayonly
+
 package main
 
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -16,8 +15,6 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/internal/browser"
 )
-
-var updateScreenshot = flag.Bool("update-screenshot", false, "write the browser tests' screenshots to docs/images (explorer.png, explorer-classic.png, replay.png)")
 
 // browserFoo is the Foo the browser test creates.
 const browserFoo = "from-the-browser"
@@ -180,17 +177,4 @@ return n("reflector:foos", "watchEvents") >= 1 && n("queue:foos", "queued") >= 2
 const f = (field) => document.querySelector('[data-box="workers"] [data-field="' + field + '"]').textContent;
 return f("lease").includes("acquired default/foo-controller-explore") && Number(f("renewals")) >= 1;`))
 	screenshot(ctx, t, b, "explorer-classic.png")
-}
-
-// screenshot saves the page as name: in the test's temporary directory, or in
-// docs/images with -update-screenshot.
-func screenshot(ctx context.Context, t *testing.T, b *browser.Session, name string) {
-	png, err := b.Screenshot(ctx)
-	require.NoError(t, err)
-	shot := filepath.Join(t.TempDir(), name)
-	if *updateScreenshot {
-		shot = filepath.Join("../../docs/images", name)
-	}
-	require.NoError(t, os.WriteFile(shot, png, 0o644))
-	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
 }

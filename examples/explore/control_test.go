@@ -1,3 +1,5 @@
+//go:build !replayonly
+
 package main
 
 import (

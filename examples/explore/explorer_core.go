@@ -22,6 +22,8 @@ type explorer struct {
 	// cancel and players, in replay: the player's context and its goroutine.
 	cancel  context.CancelFunc
 	players sync.WaitGroup
+	// cut, in replay, says where the recording was cut short; "" if it is whole.
+	cut string
 	// liveExplorer is the controller's runner (explorer.go); empty in the replay-only
 	// build.
 	liveExplorer

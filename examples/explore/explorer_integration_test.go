@@ -1,3 +1,5 @@
+//go:build !replayonly
+
 package main
 
 import (
@@ -60,17 +62,6 @@ func (x *explorer) token() string {
 	_, rest, _ := bytes.Cut(b, []byte(`name="explore-token" content="`))
 	tok, _, _ := bytes.Cut(rest, []byte(`"`))
 	return string(tok)
-}
-
-// state is GET /state.
-func (x *explorer) state(t *testing.T) snapshot {
-	t.Helper()
-	resp, err := http.Get(x.URL + "state")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	var s snapshot
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
-	return s
 }
 
 // informer is the snapshot's box of resource.

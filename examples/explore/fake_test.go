@@ -1,3 +1,5 @@
+//go:build !replayonly
+
 package main
 
 import (
@@ -6,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -181,40 +182,31 @@ func (f *fakeWorld) CompactEtcd(context.Context) (int64, error) {
 }
 func (f *fakeWorld) RestartAPIServer(context.Context) error { return f.record("RestartAPIServer") }
 
-// testServer is a server on a real loopback listener (so that Host and Origin are
-// those a browser would send), over a fake world and fake controller runs. No run
-// has begun: a test of the pipeline control calls ts.runner.begin.
-type testServer struct {
-	*server
-	URL   string
+// liveTestParts are a test server's fake world and fake controller runs; none in the
+// replay-only build (servers_replayonly_test.go).
+type liveTestParts struct {
 	world *fakeWorld
 	runs  *fakeRuns
-	done  chan struct{}
 }
 
+// startTestServer is a live explorer's server over a fake world and fake controller
+// runs, recording into h (a hub of one informer, foos, if nil). No run has begun: a
+// test of the pipeline control calls ts.runner.begin.
 func startTestServer(t testing.TB, local bool, h *hub) *testServer {
 	t.Helper()
 	ln, err := listenLoopback("127.0.0.1:0")
 	require.NoError(t, err)
 	if h == nil {
-		h = newHub(layout{Informers: []string{"foos"}, Handlers: []string{"enqueueFoo"}, HandlerOf: map[string]string{"enqueueFoo": "foos"}, Workers: 2}, 64, nil)
+		h = testHub(64)
 	}
 	w := &fakeWorld{}
 	r, runs := newFakeRunner(t, h)
 	done := make(chan struct{})
 	s, err := newLiveServer(h, w, r, ln.Addr().String(), local, done)
 	require.NoError(t, err)
-	hs := &httptest.Server{Listener: ln, Config: &http.Server{Handler: s.handler()}}
-	hs.Start()
-	t.Cleanup(func() {
-		select {
-		case <-done:
-		default:
-			close(done)
-		}
-		hs.Close()
-	})
-	return &testServer{server: s, URL: hs.URL, world: w, runs: runs, done: done}
+	ts := serveForTest(t, s, ln, done)
+	ts.liveTestParts = liveTestParts{world: w, runs: runs}
+	return ts
 }
 
 // post sends an action the way the page does, with changes applied to the request.
@@ -230,14 +222,4 @@ func (ts *testServer) post(t testing.TB, action, body string, change ...func(*ht
 		c(req)
 	}
 	return do(t, req)
-}
-
-func do(t testing.TB, req *http.Request) (int, string) {
-	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(b)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -287,67 +286,6 @@ func TestJourneyHoldsTheLockOnlyToCopyAChunk(t *testing.T) {
 		}
 		assert.Equal(t, []string{"workqueue"}, boxes)
 	})
-}
-
-func TestStartPipelineResetsTheBoxesAndMarksTheStream(t *testing.T) {
-	h := testHub(100)
-	h.startPipeline(labelOf(controller.DefaultPipeline, 1), "")
-	s := h.snapshot()
-	assert.Equal(t, pipelineLabel{Name: "default", Text: "RealFIFO fed by a watch-list (client-go 1.36 default)", Queue: "realfifo", Run: 1}, s.Pipeline)
-	assert.Equal(t, "realfifo", s.Informers[0].Queue.Kind, "the queue box names its queue before its first event")
-
-	h.Record(trace.Event{Stage: trace.RealFIFO, Kind: trace.Queued, Source: "foos", Key: "explore/demo", QueueLen: 1})
-	h.Record(added("explore/demo"))
-	h.Record(trace.Event{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Key: "explore/demo"})
-	s = h.snapshot()
-	require.Equal(t, 1, s.Informers[0].Queue.Queued)
-	require.Equal(t, 1, s.Workqueue.Adds)
-
-	h.startPipeline(labelOf(controller.ClassicPipeline, 2), controller.DefaultPipeline)
-	s = h.snapshot()
-	assert.Equal(t, "classic", s.Pipeline.Name)
-	assert.Equal(t, 2, s.Pipeline.Run)
-	assert.Equal(t, []informerBox{{Resource: "foos", Reflector: reflectorBox{Phase: "—"}, Queue: queueBox{Kind: "deltafifo"}}}, s.Informers,
-		"the informer's boxes start from zero, its queue box a DeltaFIFO's")
-	assert.Equal(t, workqueueBox{}, s.Workqueue, "so does the workqueue")
-	assert.Equal(t, []handlerBox{{Name: "enqueueFoo", Informer: "foos"}}, s.Handlers, "and the handler, still drawn under its informer")
-	assert.Equal(t, workersBox{Workers: 2}, s.Workers)
-	assert.Equal(t, uint64(5), s.Events, "the journey stream keeps every event: two marks and three events")
-
-	events, _ := h.since(0, 100)
-	mark := events[len(events)-1]
-	assert.Equal(t, explorerStage, mark.Stage)
-	assert.Equal(t, pipelineStarted, mark.Kind)
-	assert.Equal(t, "classic", mark.Type)
-	assert.Equal(t, wireEvent{Seq: 5, T: mark.Time.UnixMilli(), Stage: "explorer", Kind: "pipeline started", Source: "explorer",
-		Text: "pipeline started: foo-controller on the classic pipeline: DeltaFIFO fed by a paged LIST (the classic one most write-ups describe), replacing the default one; the boxes start from zero"},
-		toWire(mark), "the timeline says what happened; the mark lights no box")
-	assert.Equal(t, "pipeline started: foo-controller on the default pipeline: RealFIFO fed by a watch-list (client-go 1.36 default)", events[0].Event.String())
-}
-
-func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {
-	h := testHub(100)
-	queued := func(stage trace.Stage, key string) trace.Event {
-		return trace.Event{Stage: stage, Kind: trace.Queued, Source: "foos", Key: key, QueueLen: 1}
-	}
-	h.startPipeline(labelOf(controller.DefaultPipeline, 1), "")
-	h.Record(queued(trace.RealFIFO, "explore/demo"))
-	h.Record(queued(trace.RealFIFO, "explore/gone"))
-	h.startPipeline(labelOf(controller.ClassicPipeline, 2), controller.DefaultPipeline)
-	h.Record(queued(trace.DeltaFIFO, "explore/demo"))
-	h.startPipeline(labelOf(controller.DefaultPipeline, 3), controller.ClassicPipeline)
-
-	events, boxes := h.journey("foos", "explore/demo")
-	var got []string
-	for _, e := range events {
-		got = append(got, string(e.Stage)+" "+string(e.Kind)+" "+e.Type)
-	}
-	assert.Equal(t, []string{"realfifo queued ", "explorer pipeline started classic", "deltafifo queued "}, got,
-		"the mark between the key's events is in its journey; the marks before its first and after its last are not")
-	assert.Equal(t, []string{"queue:foos"}, boxes)
-
-	events, _ = h.journey("foos", "explore/gone")
-	assert.Len(t, events, 1, "a key with no event after a switch has no mark")
 }
 
 func TestAResetHubForgetsItsEventsBoxesAndPlots(t *testing.T) {

@@ -51,6 +51,9 @@ type player struct {
 	speed   float64
 	// shortened is the last quiet stretch the player did not wait out, for the status.
 	shortened time.Duration
+	// cut says where the recording was cut short ("" if it is whole). Set before run;
+	// never changed.
+	cut string
 }
 
 func newPlayer(h trace.RecordingHeader, events []trace.Event, target replayTarget) *player {
@@ -74,6 +77,8 @@ type replayState struct {
 	Duration float64 `json:"duration"`
 	// Shortened says that the player skipped part of a quiet stretch, and how much.
 	Shortened string `json:"shortened,omitempty"`
+	// Cut says where the recording was cut short: its events end there.
+	Cut string `json:"cut,omitempty"`
 }
 
 // state is the player's state now.
@@ -81,7 +86,7 @@ func (p *player) state(file string) replayState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := replayState{File: file, Program: p.header.Program, Run: p.header.Run, Title: p.header.Title,
-		Pos: p.pos, Total: len(p.events), Playing: p.playing, Speed: p.speed, Duration: p.offset(len(p.events))}
+		Pos: p.pos, Total: len(p.events), Playing: p.playing, Speed: p.speed, Duration: p.offset(len(p.events)), Cut: p.cut}
 	s.At = p.offset(p.pos)
 	if p.shortened > 0 {
 		s.Shortened = fmt.Sprintf("a quiet %s was shortened to %s", p.shortened.Round(time.Millisecond), maxGap)

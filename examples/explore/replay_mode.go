@@ -28,6 +28,14 @@ const actionsOff = "this page replays a recording: no cluster is behind it (make
 // fed by a player instead of a controller. No cluster starts. Stop undoes it.
 func startReplay(ctx context.Context, file string, ln net.Listener, log *slog.Logger) (x *explorer, err error) {
 	h, events, err := trace.OpenRecording(file)
+	// Why a cut is no error here: a recording cut short by a crash is the record of
+	// that crash, and every event before the cut is whole. The page, the log and the
+	// terminal say where it was cut.
+	cut := cutNote(err, len(events))
+	if cut != "" {
+		log.Warn("the recording is cut short: replaying the events before the cut", "file", file, "events", len(events), "err", err)
+		err = nil
+	}
 	if err != nil {
 		ln.Close()
 		return nil, err
@@ -41,9 +49,10 @@ func startReplay(ctx context.Context, file string, ln net.Listener, log *slog.Lo
 	hb.label = replayLabel(h)
 	target := &replayFeed{hub: hb, caches: caches}
 	p := newPlayer(h, events, target)
+	p.cut = cut
 	hb.clock = p.now
 	ctx, cancel := context.WithCancel(ctx)
-	x = &explorer{done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/", hub: hb, cancel: cancel}
+	x = &explorer{done: make(chan struct{}), served: make(chan error, 1), URL: "http://" + ln.Addr().String() + "/", hub: hb, cancel: cancel, cut: cut}
 	s, err := newServer(hb, ln.Addr().String(), x.done)
 	if err != nil {
 		cancel()
@@ -62,6 +71,18 @@ func startReplay(ctx context.Context, file string, ln net.Listener, log *slog.Lo
 	go func() { x.served <- x.srv.Serve(ln) }()
 	log.Info("replaying", "file", file, "program", h.Program, "run", h.Run, "events", len(events))
 	return x, nil
+}
+
+// cutNote says where a recording was cut short, if err is that cut and events were
+// read before it; "" otherwise (a whole recording, a bad one, or a cut before the
+// first event, which leaves nothing to replay).
+func cutNote(err error, events int) string {
+	var re *trace.RecordingError
+	if events == 0 || !errors.Is(err, trace.ErrRecordingCut) || !errors.As(err, &re) {
+		return ""
+	}
+	why := strings.TrimPrefix(re.Err.Error(), trace.ErrRecordingCut.Error()+": ")
+	return fmt.Sprintf("recording cut at line %d: %s. The %d events before the cut are replayed.", re.Line, why, events)
 }
 
 // layoutOf is the boxes a recorded pipeline needs.
@@ -203,7 +224,11 @@ func runReplay(ctx context.Context, log *slog.Logger, addr, file string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nexplorer ready: open %s\nreplaying %s: press play on the page (Ctrl-C stops it)\n\n", x.URL, file)
+	fmt.Printf("\nexplorer ready: open %s\nreplaying %s: press play on the page (Ctrl-C stops it)\n", x.URL, file)
+	if x.cut != "" {
+		fmt.Printf("%s\n", x.cut)
+	}
+	fmt.Println()
 	<-ctx.Done()
 	return x.Stop()
 }
