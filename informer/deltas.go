@@ -298,7 +298,7 @@ func (s *SharedIndexInformer[T]) keepUnindexable(rs []replacement[T]) []T {
 // watchForMutation hands an object the handlers are about to get — just cached, or
 // handed out again by a resync — to the mutation detector, if there is one.
 //
-// client-go: tools/cache/shared_informer.go sharedIndexInformer.OnAdd, OnUpdate (cacheMutationDetector.AddObject)
+// client-go: tools/cache/shared_informer.go sharedIndexInformer.OnAdd, sharedIndexInformer.OnUpdate (cacheMutationDetector.AddObject)
 func (s *SharedIndexInformer[T]) watchForMutation(obj T) {
 	if s.mutations != nil {
 		s.mutations.add(obj)

@@ -7,7 +7,7 @@ import "time"
 // alerts working. See examples/workqueue-metrics for a provider built on
 // prometheus/client_golang.
 //
-// client-go: component-base/metrics/prometheus/workqueue/metrics.go
+// component-base: metrics/prometheus/workqueue/metrics.go
 const (
 	// DepthMetricName is a gauge: items added and not yet handed out by Get.
 	DepthMetricName = "workqueue_depth"

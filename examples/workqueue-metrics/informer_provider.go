@@ -13,7 +13,7 @@ import (
 // the per-handler metrics add "handler", relists "reason", watch events "type". A
 // removed handler's series are deleted.
 //
-// client-go: component-base/metrics/prometheus/clientgo/fifo/metrics.go informerMetricsProvider
+// component-base: metrics/prometheus/clientgo/fifo/metrics.go informerMetricsProvider
 type informerProvider struct {
 	counters   map[string]*prometheus.CounterVec
 	gauges     map[string]*prometheus.GaugeVec

@@ -10,7 +10,7 @@ import (
 // collectors. One provider serves any number of queues: each queue's Options.Name
 // becomes the value of the "name" label, as in client-go.
 //
-// client-go: component-base/metrics/prometheus/workqueue/metrics.go prometheusMetricsProvider
+// component-base: metrics/prometheus/workqueue/metrics.go prometheusMetricsProvider
 type prometheusProvider struct {
 	depth          *prometheus.GaugeVec
 	adds           *prometheus.CounterVec

@@ -1,0 +1,132 @@
+package citations
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pinned returns the module cache's directories of the modules citations may name, at
+// the versions this repository's go.mod selects, and client-go's version.
+func pinned(t *testing.T) (dirs map[string]string, clientGo string) {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}} {{.Version}} {{.Dir}}",
+		"k8s.io/client-go", "k8s.io/apimachinery", "k8s.io/utils")
+	cmd.Dir = "../.."
+	out, err := cmd.Output()
+	require.NoError(t, err, "go list -m: %s", out)
+	dirs = map[string]string{}
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		require.Len(t, f, 3, "go list -m printed %q: is the module downloaded (go mod download)?", line)
+		dirs[f[0]] = f[2]
+		if f[0] == "k8s.io/client-go" {
+			clientGo = f[1]
+		}
+	}
+	return dirs, clientGo
+}
+
+// TestEveryClientGoCitationNamesASymbolOfThePinnedRelease reads every
+// "// client-go: file Symbol" line in the repository and checks the file and symbol in
+// the client-go (and apimachinery, utils) that go.mod pins. After a bump it lists every
+// stale citation at once.
+func TestEveryClientGoCitationNamesASymbolOfThePinnedRelease(t *testing.T) {
+	dirs, version := pinned(t)
+	all, err := Scan("../..")
+	require.NoError(t, err)
+	require.Greater(t, len(all), 300, "the scan found the repository's citations")
+	src := &Source{Dirs: dirs}
+	var stale []string
+	refs := 0
+	for _, c := range all {
+		if c.Err != nil {
+			stale = append(stale, c.Where+": "+c.Err.Error()+": "+c.Text)
+			continue
+		}
+		for _, r := range c.Refs {
+			refs++
+			if err := src.Check(r); err != nil {
+				stale = append(stale, c.Where+": "+err.Error())
+			}
+		}
+	}
+	t.Logf("%d citations, %d references, checked against k8s.io/client-go %s", len(all), refs, version)
+	assert.Empty(t, stale, "citations that do not match client-go %s (fix the file or symbol, or say what replaced it)", version)
+}
+
+func TestACitationOfASymbolThatDoesNotExistFails(t *testing.T) {
+	dirs, version := pinned(t)
+	src := &Source{Dirs: dirs}
+	for _, tc := range []struct{ text, want string }{
+		{"tools/cache/store.go NoSuchFunc", "declares no NoSuchFunc"},
+		{"tools/cache/store.go cache.NoSuchMethod", "declares no cache.NoSuchMethod"},
+		{"tools/cache/no_such_file.go Store", "no_such_file.go does not exist"},
+		{"k8s.io/utils/no/such/pkg Thing", "no package no/such/pkg"},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			refs, err := Parse(tc.text)
+			require.NoError(t, err)
+			require.Len(t, refs, 1)
+			err = src.Check(refs[0])
+			require.Error(t, err, "client-go %s", version)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	t.Run("the citations that do exist pass", func(t *testing.T) {
+		for _, text := range []string{
+			"tools/cache/store.go cache.Add",
+			"tools/cache/store.go Store",
+			"tools/cache/store.go KeyFunc",
+			"tools/cache/reflector.go Reflector.watchList",
+			"tools/cache/controller.go ResourceEventHandlerFuncs.AddFunc",
+			"apimachinery/pkg/util/wait/backoff.go Backoff",
+			"k8s.io/utils/buffer RingGrowing",
+		} {
+			refs, err := Parse(text)
+			require.NoError(t, err, text)
+			for _, r := range refs {
+				assert.NoError(t, src.Check(r), text)
+			}
+		}
+	})
+}
+
+func TestParseReadsFilesSymbolsAndStopsAtProse(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want []string // file symbol
+	}{
+		{"tools/cache/store.go cache.Add", []string{"k8s.io/client-go tools/cache/store.go cache.Add"}},
+		{"tools/cache/listers.go ListAllByNamespace, ListAll", []string{
+			"k8s.io/client-go tools/cache/listers.go ListAllByNamespace", "k8s.io/client-go tools/cache/listers.go ListAll"}},
+		{"tools/cache/store.go cache.Replace, tools/cache/thread_safe_store.go threadSafeMap.Replace", []string{
+			"k8s.io/client-go tools/cache/store.go cache.Replace", "k8s.io/client-go tools/cache/thread_safe_store.go threadSafeMap.Replace"}},
+		{"tools/leaderelection/leaderelection.go LeaderElector.Check, healthzadaptor.go HealthzAdaptor", []string{
+			"k8s.io/client-go tools/leaderelection/leaderelection.go LeaderElector.Check",
+			"k8s.io/client-go tools/leaderelection/healthzadaptor.go HealthzAdaptor"}},
+		{"util/workqueue/queue.go DefaultQueue; k8s.io/utils/buffer RingGrowing", []string{
+			"k8s.io/client-go util/workqueue/queue.go DefaultQueue", "k8s.io/utils buffer RingGrowing"}},
+		{"tools/cache/reflector.go Reflector.list (the pager.PageSize switch)", []string{
+			"k8s.io/client-go tools/cache/reflector.go Reflector.list"}},
+		{"informers/factory.go sharedInformerFactory.WaitForCacheSync, which skips", []string{
+			"k8s.io/client-go informers/factory.go sharedInformerFactory.WaitForCacheSync"}},
+		{"k8s.io/apimachinery/pkg/util/runtime/runtime.go HandleCrash", []string{
+			"k8s.io/apimachinery pkg/util/runtime/runtime.go HandleCrash"}},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			refs, err := Parse(tc.text)
+			require.NoError(t, err)
+			var got []string
+			for _, r := range refs {
+				got = append(got, r.Module+" "+r.File+" "+r.Symbol)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	_, err := Parse("AddEventHandlerWithOptions gets the same guarantee")
+	assert.ErrorContains(t, err, "does not begin with a file and a symbol", "a citation starts with a file")
+}
