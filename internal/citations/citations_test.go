@@ -1,8 +1,9 @@
 package citations
 
 import (
+	"bytes"
+	"encoding/json"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,23 +11,26 @@ import (
 )
 
 // pinned returns the module cache's directories of the modules citations may name, at
-// the versions this repository's go.mod selects, and client-go's version.
+// the versions this repository's go.mod selects (downloading them if needed), and
+// client-go's version.
 func pinned(t *testing.T) (dirs map[string]string, clientGo string) {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-m", "-f", "{{.Path}} {{.Version}} {{.Dir}}",
-		"k8s.io/client-go", "k8s.io/apimachinery", "k8s.io/utils")
+	cmd := exec.Command("go", "mod", "download", "-json", "k8s.io/client-go", "k8s.io/apimachinery", "k8s.io/utils")
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
-	require.NoError(t, err, "go list -m: %s", out)
+	require.NoError(t, err, "go mod download: %s", out)
 	dirs = map[string]string{}
-	for line := range strings.Lines(string(out)) {
-		f := strings.Fields(line)
-		require.Len(t, f, 3, "go list -m printed %q: is the module downloaded (go mod download)?", line)
-		dirs[f[0]] = f[2]
-		if f[0] == "k8s.io/client-go" {
-			clientGo = f[1]
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var m struct{ Path, Version, Dir, Error string }
+		require.NoError(t, dec.Decode(&m))
+		require.Empty(t, m.Error, "go mod download %s", m.Path)
+		dirs[m.Path] = m.Dir
+		if m.Path == "k8s.io/client-go" {
+			clientGo = m.Version
 		}
 	}
+	require.Len(t, dirs, 3)
 	return dirs, clientGo
 }
 
