@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/leaderelection"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -194,13 +195,24 @@ func (r *runner) controller() *controller.Controller {
 
 // stop ends the runner: it refuses switches from now on, stops the running
 // controller (ending a switch that waits for its caches) and waits for it. It returns
-// the controller's Run error.
+// the controller's Run error, but for a lost lease, which it logs as a warning.
+//
+// Why not a lost lease: a stop that comes while a renewal round is failing — just
+// after the explorer cut the watch or restarted the apiserver, say — counts as a lost
+// lease (leaderelection's transition S4: the workers stop at once, without a drain).
+// That is the elector keeping its promise, not a failure of the explorer, and
+// foo-controller has logged it already.
 func (r *runner) stop() error {
 	r.cancel()
 	r.switching.Lock()
 	defer r.switching.Unlock()
 	if cur := r.current(); cur != nil {
-		return cur.end()
+		err := cur.end()
+		if errors.Is(err, leaderelection.ErrLeaseLost) {
+			r.log.Warn("foo-controller stopped with its lease lost", "err", err)
+			return nil
+		}
+		return err
 	}
 	return nil
 }

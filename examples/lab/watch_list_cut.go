@@ -20,17 +20,18 @@ import (
 )
 
 // The watch-list-cut scenario's path: a proxy that closes every connection 3s after it
-// opened and carries 400 KB a second. 2,000 ConfigMaps of 1,200 random bytes (base64)
-// make a watch-list of about 2.6 MB — over six seconds of streaming (five if the
-// apiserver gzips it), cut at three — while a page of 500 is about 0.65 MB, under two
-// seconds.
+// opened and carries 250 KB a second. 1,500 ConfigMaps of 1,200 random bytes (base64)
+// make a watch-list of about 2.2 MB — nine seconds of streaming, cut at three, after
+// some 500 objects — while a page of 500, which the apiserver gzips, is about 0.5 MB:
+// two seconds.
 //
 // Why random data: the apiserver gzips large responses; repeated bytes would shrink a
 // page — and, where the apiserver compresses watch-lists, the stream — to nothing.
+// Why not a faster path: every object a cut stream delivered is in the recording.
 const (
 	cutMaxAge    = 3 * time.Second
-	cutRate      = 400 << 10
-	cutObjects   = 2000
+	cutRate      = 250 << 10
+	cutObjects   = 1500
 	cutDataBytes = 1200
 )
 

@@ -17,13 +17,13 @@ import (
 
 // TestTheWorkersHonourBothSignalsOfLeaderElection drives runWorkers with the two
 // contexts leaderelection hands OnStartedLeading: ctx (the first signal: stop taking
-// work) and must (LeaseContext: stop at once). A worker holds a key whose sync takes
-// 10s unless its context ends.
+// work) and must (LeaseContext: stop at once). As there, ctx is derived from must: a
+// loss ends both. A worker holds a key whose sync takes 10s unless its context ends.
 func TestTheWorkersHonourBothSignalsOfLeaderElection(t *testing.T) {
 	lost := errors.New("leaderelection: lost the lease (test)")
 	for _, tc := range []struct {
 		name string
-		// stopAt ends ctx; loseAt ends must (0: never).
+		// stopAt ends ctx alone; loseAt ends must, and so ctx (0: never).
 		stopAt, loseAt time.Duration
 		// returnedAt is when runWorkers returns; syncEnded when the sync in hand ended.
 		returnedAt, syncEnded time.Duration
@@ -33,7 +33,7 @@ func TestTheWorkersHonourBothSignalsOfLeaderElection(t *testing.T) {
 			"letting workers finish"},
 		{"a lease lost during the drain ends the sync in hand at once", time.Second, 3 * time.Second, 3 * time.Second, 3 * time.Second,
 			"leadership lost while draining: stopping workers at once"},
-		{"a lease lost before the stop: no drain at all", 2 * time.Second, 2 * time.Second, 2 * time.Second, 2 * time.Second,
+		{"a lease lost while working: no drain at all", 0, 1500 * time.Millisecond, 1500 * time.Millisecond, 1500 * time.Millisecond,
 			"leadership lost: stopping workers at once"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -58,12 +58,14 @@ func TestTheWorkersHonourBothSignalsOfLeaderElection(t *testing.T) {
 				require.NoError(t, err)
 				c.queue.Add(Key{Namespace: "team-a", Name: "web"})
 
-				ctx, stop := context.WithCancel(t.Context())
 				must, lose := context.WithCancelCause(t.Context())
+				ctx, stop := context.WithCancel(must)
 				if tc.loseAt > 0 {
 					time.AfterFunc(tc.loseAt, func() { lose(lost) })
 				}
-				time.AfterFunc(tc.stopAt, stop)
+				if tc.stopAt > 0 {
+					time.AfterFunc(tc.stopAt, stop)
+				}
 				c.runWorkers(ctx, must)
 
 				assert.Equal(t, tc.returnedAt, time.Since(t0))
