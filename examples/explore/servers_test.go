@@ -64,10 +64,19 @@ func message(t *testing.T, body string) string {
 // state is a running explorer's GET /state.
 func (x *explorer) state(t *testing.T) snapshot {
 	t.Helper()
-	resp, err := http.Get(x.URL + "state")
+	s, err := x.stateOrErr()
 	require.NoError(t, err)
+	return s
+}
+
+// stateOrErr is state for a caller that is not a test's goroutine, or polls.
+func (x *explorer) stateOrErr() (snapshot, error) {
+	resp, err := http.Get(x.URL + "state")
+	if err != nil {
+		return snapshot{}, err
+	}
 	defer resp.Body.Close()
 	var s snapshot
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&s))
-	return s
+	err = json.NewDecoder(resp.Body).Decode(&s)
+	return s, err
 }
