@@ -45,6 +45,8 @@ const (
 	outageInformersEnv = "KUBEINTERNALS_OUTAGE_INFORMERS"
 	outageFaultEnv     = "KUBEINTERNALS_OUTAGE_FAULT"
 	outageNamespace    = "outage"
+	// outageSettle is how long the synced informers watch before the outage begins.
+	outageSettle = 5 * time.Second
 )
 
 // outageSpec is one invocation's settings, read from the environment.
@@ -106,7 +108,8 @@ func outageSpecFromEnv(t *testing.T) outageSpec {
 //
 // Fair: both libraries face the same outage in the same run, with the same rest.Config
 // and the same namespace; every informer is fresh at the start of each run, so each
-// reflector's backoff starts from scratch a few seconds before the outage. Each
+// reflector's backoff starts from scratch: the informers sync, watch for 5 s, and the
+// outage begins. Each
 // informer's requests are recorded by a wrapper of its transport (rest.Config's
 // WrapTransport, alike on both sides), to show what each did and when.
 func TestOutageRecovery(t *testing.T) {
@@ -199,6 +202,11 @@ func outageRun(t *testing.T, spec outageSpec, run int, env *testenv.Env, proxy *
 			}
 		}
 	}
+
+	// Why wait: a watch that ends within a second of starting with no events is a
+	// "very short watch", which both libraries answer with a relist instead of a
+	// re-watch. A running controller's watch has been open far longer; so must these.
+	time.Sleep(outageSettle)
 
 	down := time.Now()
 	if proxy != nil {
