@@ -5,7 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
 
-.PHONY: all demo lab explore replay recordings test unit lint bench controlplane cluster cluster-down check-go
+.PHONY: all demo lab explore replay recordings test unit lint bench outage controlplane cluster cluster-down check-go
 
 all: lint test
 
@@ -41,6 +41,12 @@ lint: check-go
 ## bench: our benchmarks beside client-go's (10 alternating rounds a side), ending with one Markdown table from benchstat
 bench: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) bash hack/bench.sh
+
+## outage: seconds until each library's informer is current after a kube-apiserver outage (OUTAGE=5m, RUNS=3, INFORMERS=8 a library, FAULT=restart|refuse); see bench/README.md
+outage: controlplane
+	cd bench && KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) KUBEINTERNALS_OUTAGE=$(or $(OUTAGE),5m) \
+		KUBEINTERNALS_OUTAGE_RUNS=$(or $(RUNS),3) KUBEINTERNALS_OUTAGE_INFORMERS=$(or $(INFORMERS),8) KUBEINTERNALS_OUTAGE_FAULT=$(or $(FAULT),restart) \
+		$(GO) test -count=1 -v -timeout 0 -run '^TestOutageRecovery$$' ./controlplane
 
 ## demo: the main job on the cluster in $$KUBECONFIG, or else on the embedded local cluster (built only then)
 demo: check-go

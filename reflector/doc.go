@@ -106,8 +106,9 @@
 // Around them: R1 a resync timer calls store.Resync every ResyncPeriod (when
 // ShouldResync allows) for as long as a watch runs (client-go: Reflector.startResync);
 // B1 each cycle that ends is handed to the WatchErrorHandler, then BACKOFF waits
-// 800ms, doubling to 30s, each delay plus up to 100% jitter, forgotten after 2 minutes
-// without a failure (client-go: Reflector.RunWithContext).
+// 800ms, doubling to 30s, each delay plus up to 100% jitter, started over by the first
+// failure more than 2 minutes after the sequence began — so during a long outage it
+// drops back to 800ms every 2–3 minutes (client-go: Reflector.RunWithContext).
 //
 // # Invariants
 //
@@ -144,7 +145,7 @@
 //	                  LIST if refused or unsupported             WatchList); PagedList: the LIST
 //	wire format       protobuf for built-ins in typed clients    listwatch: JSON; Protobuf: true
 //	                  and generated informers; JSON otherwise    (the informer Factory: as client-go)
-//	backoff           800ms ×2 ≤30s, jitter 1.0, reset 2m        same numbers (reset rule below)
+//	backoff           800ms ×2 ≤30s, jitter 1.0, reset 2m        same
 //	watch timeout     random [5m, 10m)                           same
 //	page size         500                                        same
 //
@@ -161,8 +162,6 @@
 //     logs it at verbosity 4, hidden by default: each 410 costs a relist, and a storm
 //     of them must show without metrics. The relists after a 410 inside a cycle (a
 //     LIST's L3, a watch-list's S3) are logged at Info too.
-//   - Backoff starts over after 2 minutes without a failure; client-go's starts over 2
-//     minutes after the sequence began, even in the middle of an outage.
 //   - The LIST runs in Run's goroutine with ctx; client-go runs it in a goroutine with
 //     context.Background(), so cancelling stops the wait but not the request.
 //   - The watch-list backoff returns when ctx ends; client-go's sleeps through it.

@@ -155,7 +155,7 @@ func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]
 	if opts.ResyncPeriod < 0 || opts.PageSize < 0 || opts.MinWatchTimeout < 0 {
 		return nil, fmt.Errorf("%w: ResyncPeriod, PageSize and MinWatchTimeout must be >= 0", ErrInvalidOptions)
 	}
-	if _, err := newBackoff(opts.Backoff); err != nil {
+	if _, err := newBackoff(opts.Backoff, time.Time{}); err != nil {
 		return nil, err
 	}
 	r := &Reflector[T]{
@@ -197,7 +197,9 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		return
 	}
 	defer r.running.Store(false)
-	r.backoff, _ = newBackoff(r.opts.Backoff) // validated by NewReflector
+	// Why now: the backoff's sequence begins when Run does, as client-go's begins when
+	// its informer makes the reflector, which it does when it starts running.
+	r.backoff, _ = newBackoff(r.opts.Backoff, time.Now()) // validated by NewReflector
 	r.logger.Debug("starting reflector", "type", r.typeDescription, "resyncPeriod", r.opts.ResyncPeriod)
 	defer r.logger.Debug("stopping reflector", "type", r.typeDescription)
 	for {

@@ -258,10 +258,37 @@ func (e *Env) waitReady(ctx context.Context, p *process, host string) error {
 // RestartAPIServer stops kube-apiserver (bounded graceful shutdown, then kill) and
 // starts it again on the same port against the same etcd, waiting until it is ready.
 func (e *Env) RestartAPIServer(ctx context.Context) error {
+	if err := e.StopAPIServer(); err != nil {
+		return err
+	}
+	return e.StartAPIServer(ctx)
+}
+
+// StopAPIServer stops kube-apiserver (bounded graceful shutdown, then kill) and leaves
+// it down, etcd running: until StartAPIServer, a client connecting to its port gets
+// "connection refused", as it does when the apiserver process is down.
+func (e *Env) StopAPIServer() error {
 	if e.opts.Detached {
-		return errors.New("RestartAPIServer is for attached control planes")
+		return errors.New("StopAPIServer is for attached control planes")
 	}
 	e.apiserver.stop(3 * time.Second)
+	return nil
+}
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, on the same port
+// against the same etcd, and waits until it is ready.
+//
+// Pitfall: nothing holds the port while the apiserver is down; if another program has
+// bound it meanwhile, the new apiserver fails to start and so does this call.
+func (e *Env) StartAPIServer(ctx context.Context) error {
+	if e.opts.Detached {
+		return errors.New("StartAPIServer is for attached control planes")
+	}
+	select {
+	case <-e.apiserver.done:
+	default:
+		return errors.New("StartAPIServer: kube-apiserver is still running; call StopAPIServer first")
+	}
 	return e.startAPIServer(ctx)
 }
 

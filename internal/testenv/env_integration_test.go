@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -109,6 +110,23 @@ func TestStopLeavesNoProcessPortOrDirectory(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	require.NoError(t, err, "apiserver port still taken after Stop")
 	l.Close()
+}
+
+func TestStopAPIServerRefusesConnectionsUntilStartAPIServer(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	core := restClient(t, env.Config, corev1.SchemeGroupVersion)
+	get := func() error { return core.Get().Resource("namespaces").Name("default").Do(ctx).Error() }
+	require.NoError(t, get())
+
+	require.NoError(t, env.StopAPIServer())
+	err := get()
+	assert.True(t, utilnet.IsConnectionRefused(err), "while stopped, a request is refused as by a down apiserver: %v", err)
+	require.NoError(t, env.StopAPIServer(), "stopping a stopped apiserver does nothing")
+	require.NoError(t, env.StartAPIServer(ctx))
+	require.NoError(t, get(), "served again once StartAPIServer returns")
+	assert.Error(t, env.StartAPIServer(ctx), "a second start while it runs is refused")
 }
 
 func TestClusterProfileRunsADeploymentAndCollectsItsReplicaSet(t *testing.T) {
