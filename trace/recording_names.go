@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // checkNames refuses, in the JSON object b that decoded into a value of type t, what
@@ -85,13 +86,31 @@ func walkNames(dec *json.Decoder, t reflect.Type, path string) error {
 	return nil // a string, a number or a boolean
 }
 
+// fieldsByType caches jsonFields: checkNames runs on every line of a recording, and
+// the few types it meets are the same on every line. The maps are never written after
+// they are stored.
+var fieldsByType sync.Map // reflect.Type → map[string]reflect.Type
+
 // jsonFields is the fields of struct type t by their JSON names, with their types;
 // nil if t is not a struct that encoding/json decodes field by field.
 //
 // Simplified: it knows the tags this package's recording types use (a name, then
 // options) and no embedded structs, which they do not have.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if t == nil || t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+	if t == nil {
+		return nil
+	}
+	if f, ok := fieldsByType.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := structFields(t)
+	fieldsByType.Store(t, f)
+	return f
+}
+
+// structFields computes jsonFields.
+func structFields(t reflect.Type) map[string]reflect.Type {
+	if t.Kind() != reflect.Struct || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
 		return nil
 	}
 	fields := map[string]reflect.Type{}
