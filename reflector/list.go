@@ -18,7 +18,6 @@ import (
 // client-go: tools/cache/reflector.go Reflector.ListAndWatchWithContext
 func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 	var w Watch[T]
-	inPages := false
 	if r.useWatchList {
 		var err error
 		w, err = r.watchList(ctx)
@@ -31,17 +30,14 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 		if err != nil {
 			// Transition S5 (and S7): watch-list refused, or cut too often → paged
 			// LIST, in this same cycle.
-			if errors.Is(err, ErrWatchListCut) {
-				// S7 logged it already, as a warning.
-				inPages = true
-			} else {
+			if !errors.Is(err, ErrWatchListCut) { // S7 logged it already, as a warning
 				r.logger.Debug("watch-list failed; falling back to LIST", "err", err)
 			}
 			w = nil
 		}
 	}
 	if w == nil {
-		if err := r.list(ctx, inPages); err != nil {
+		if err := r.list(ctx); err != nil {
 			return err
 		}
 	}
@@ -100,24 +96,15 @@ func (r *Reflector[T]) lister(rv string) listFunc[T] {
 }
 
 // list performs the LIST step: list at relistResourceVersion, retry at once with
-// RV "" if that RV is expired or too new, then Replace the store's content. inPages
-// (after S7) lists at RV "" instead, which is served in pages.
-//
-// Why RV "" for S7: a LIST at "0" or at a specific RV is answered by the watch cache
-// in one response whatever the limit — as long as the watch-list stream that was cut.
-// Only a consistent read (RV "") honours the limit, so only it gets through a proxy
-// that cuts long responses, one short page at a time.
+// RV "" if that RV is expired or too new, then Replace the store's content.
 //
 // Differences from client-go: client-go runs the list in a goroutine with a
 // context.Background() pager, so cancelling stops the wait but not the request. We
 // pass ctx down, which aborts the HTTP request itself, and need no goroutine.
 //
 // client-go: tools/cache/reflector.go Reflector.list
-func (r *Reflector[T]) list(ctx context.Context, inPages bool) error {
+func (r *Reflector[T]) list(ctx context.Context) error {
 	opts := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
-	if inPages {
-		opts.ResourceVersion = ""
-	}
 	// Invariant: one list call keeps one paging decision, including for the retry
 	// at RV "" below (client-go reuses its pager the same way).
 	listAll := r.lister(opts.ResourceVersion)

@@ -133,8 +133,8 @@ type Reflector[T Object] struct {
 	// the store. Guarded by mu.
 	lastSyncRV string
 	// rvUnavailable is set when a list or watch at lastSyncRV failed with Expired or
-	// "too large resource version", so the next list must be a consistent read
-	// (RV ""). Guarded by mu.
+	// "too large resource version", or when the watch cache's answer cannot get
+	// through (S7), so the next list must be a consistent read (RV ""). Guarded by mu.
 	rvUnavailable bool
 }
 

@@ -106,6 +106,11 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			cuts++
 			if cuts >= WatchListCutsBeforeList {
 				// Transition S7: too many cut streams in a row → a paged LIST, this cycle.
+				// Why through rvUnavailable: the watch cache answers a LIST at "0" or at
+				// a specific RV in one response whatever the limit — as long as the
+				// stream that was cut. Only a consistent read (RV "") comes in pages,
+				// each a short request that gets through; the LIST's success clears it.
+				r.setResourceVersionUnavailable(true)
 				err := fmt.Errorf("%w: %d in a row, after %v: a proxy may be cutting long streams; listing instead",
 					ErrWatchListCut, cuts, time.Since(start).Round(time.Millisecond))
 				r.logger.Warn("watch-list cut again before its initial events ended; falling back to a paged LIST for this cycle", "err", err)
