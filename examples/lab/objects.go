@@ -16,10 +16,18 @@ import (
 // createConfigMaps creates n ConfigMaps prefix-0 … prefix-(n-1) in ns, eight at a
 // time, each holding data k=v.
 func createConfigMaps(ctx context.Context, core rest.Interface, ns, prefix string, n int, data ...string) error {
+	return createConfigMapsOf(ctx, core, n, func(i int) *corev1.ConfigMap {
+		return configMap(ns, fmt.Sprintf("%s-%d", prefix, i), data...)
+	})
+}
+
+// createConfigMapsOf creates the n ConfigMaps made by cm(0) … cm(n-1), eight at a time.
+func createConfigMapsOf(ctx context.Context, core rest.Interface, n int, cm func(i int) *corev1.ConfigMap) error {
 	var mu sync.Mutex
 	var errs []error
 	err := workqueue.ParallelizeUntil(ctx, 8, n, func(i int) {
-		if err := create(ctx, core, ns, "configmaps", configMap(ns, fmt.Sprintf("%s-%d", prefix, i), data...)); err != nil {
+		obj := cm(i)
+		if err := create(ctx, core, obj.Namespace, "configmaps", obj); err != nil {
 			mu.Lock()
 			errs = append(errs, err)
 			mu.Unlock()

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +14,6 @@ import (
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
-	"github.com/kubeinternals/informers/workqueue"
 )
 
 // The watch-list-cut scenario's path: a proxy that closes every connection 3s after it
@@ -116,21 +113,14 @@ func runWatchListCut(ctx context.Context, lab *Lab) (*Report, error) {
 	return r, nil
 }
 
-// createIncompressibleConfigMaps creates n ConfigMaps cm-0 … cm-(n-1) in ns, eight at
-// a time, each with its own size bytes of random data, base64-encoded.
+// createIncompressibleConfigMaps creates n ConfigMaps cm-0 … cm-(n-1) in ns, each with
+// its own size bytes of random data, base64-encoded.
 func createIncompressibleConfigMaps(ctx context.Context, core rest.Interface, ns string, n, size int) error {
-	var mu sync.Mutex
-	var errs []error
-	err := workqueue.ParallelizeUntil(ctx, 8, n, func(i int) {
+	return createConfigMapsOf(ctx, core, n, func(i int) *corev1.ConfigMap {
 		blob := make([]byte, size*3/4)
 		_, _ = rand.Read(blob)
-		if err := create(ctx, core, ns, "configmaps", configMap(ns, fmt.Sprintf("cm-%d", i), "blob", base64.StdEncoding.EncodeToString(blob))); err != nil {
-			mu.Lock()
-			errs = append(errs, err)
-			mu.Unlock()
-		}
-	}, workqueue.ParallelizeOptions{})
-	return errors.Join(err, errors.Join(errs...))
+		return configMap(ns, fmt.Sprintf("cm-%d", i), "blob", base64.StdEncoding.EncodeToString(blob))
+	})
 }
 
 // isWatchListCut matches the trace event of a watch-list stream closed before its end
