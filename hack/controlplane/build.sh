@@ -51,9 +51,16 @@ kube_pkgs=(
 	k8s.io/kubernetes/cmd/kube-scheduler
 	k8s.io/kubernetes/cmd/kubectl
 )
+# The Kubernetes version is read from go.mod, the one place it is written: the binaries
+# report it (kubectl version, /version) and the cache directory is named after it.
+kube_version=$(awk '{ for (i = 1; i < NF; i++) if ($i == "k8s.io/kubernetes") { print $(i + 1); exit } }' "$here/go.mod")
+if ! [[ $kube_version =~ ^v([0-9]+)\.([0-9]+)\.[0-9]+$ ]]; then
+	echo "build.sh: no k8s.io/kubernetes vX.Y.Z in $here/go.mod (found '$kube_version')" >&2
+	exit 1
+fi
 kube_ldflags="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-	kube_ldflags+=" -X $pkg.gitVersion=v1.36.3 -X $pkg.gitMajor=1 -X $pkg.gitMinor=36 -X $pkg.gitTreeState=clean"
+	kube_ldflags+=" -X $pkg.gitVersion=$kube_version -X $pkg.gitMajor=${BASH_REMATCH[1]} -X $pkg.gitMinor=${BASH_REMATCH[2]} -X $pkg.gitTreeState=clean"
 done
 etcd_pkg=./etcd
 kwok_pkg=sigs.k8s.io/kwok/cmd/kwok
@@ -66,7 +73,7 @@ key=$(cd "$here" && {
 	go version
 } | sha256sum | cut -c1-16)
 root=${KUBEINTERNALS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubeinternals}
-dir="$root/controlplane-v1.36.3-$key"
+dir="$root/controlplane-$kube_version-$key"
 
 if [ "${1:-}" = "--dir" ]; then
 	echo "$dir"
