@@ -31,7 +31,7 @@
 // # Regenerating DeepCopy
 //
 // From this directory run `go generate .`; the exact command is the go:generate line
-// below. It needs network access (or a module cache holding code-generator v0.36.3).
+// below. It needs network access (or a module cache holding code-generator v0.37.2).
 //
 // # Differences from client-go / sample-controller
 //
@@ -43,4 +43,4 @@
 // +groupName=samplecontroller.k8s.io
 package v1alpha1
 
-//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file zz_generated.deepcopy.go --go-header-file ../../../hack/boilerplate.go.txt .
+//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.37.2 --output-file zz_generated.deepcopy.go --go-header-file ../../../hack/boilerplate.go.txt .
