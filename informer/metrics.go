@@ -46,7 +46,7 @@ const (
 // series. A method that returns nil gets a metric that drops its values; a nil
 // provider costs nothing.
 //
-// The first three are client-go 1.36's InformerMetricsProvider; the others answer
+// The first three are client-go 1.37's InformerMetricsProvider; the others answer
 // what operators ask of a running informer: is a handler falling behind (its backlog
 // and high-water mark), how long does it take per call, and has it panicked.
 //
@@ -58,7 +58,7 @@ const (
 // name among its own (FactoryOptions.MetricsProvider), and informers built directly
 // must be given distinct names (Options.MetricsProvider).
 //
-// client-go: tools/cache/fifo_metrics.go InformerMetricsProvider
+// client-go: tools/cache/informer_metrics.go InformerMetricsProvider
 type MetricsProvider interface {
 	reflector.MetricsProvider
 

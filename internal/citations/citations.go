@@ -46,7 +46,7 @@ type Ref struct {
 	// File is the file's path in the module, or the package's directory when Package.
 	File    string
 	Package bool
-	// Symbol is Name or Type.Member.
+	// Symbol is Name or Type.Member; empty when a page cites a file alone.
 	Symbol string
 }
 
@@ -147,9 +147,75 @@ func fileRef(w string, prev Ref) (Ref, error) {
 	}
 }
 
+// docPrefixes begin the client-go (and apimachinery, utils) paths a Markdown page
+// cites in backticks, such as `tools/cache/reflector.go Reflector.list`. None of them is
+// a directory of this repository, so a path of ours is never mistaken for one.
+var docPrefixes = []string{
+	"tools/", "util/", "rest/", "informers/", "listers/", "features/", "transport/",
+	"dynamic/", "metadata/", "discovery/", "apimachinery/", "k8s.io/apimachinery/",
+	"k8s.io/utils/",
+}
+
+// codeSpan is a Markdown code span on one line.
+var codeSpan = regexp.MustCompile("`([^`]+)`")
+
+// ParseDoc reads a code span of a Markdown page as a citation: a file and symbols as in
+// Parse, or a file alone, which must exist. ok is false when the span is not a cited
+// client-go file at all (a directory, a package path, our own file, a command).
+func ParseDoc(span string) (refs []Ref, ok bool, err error) {
+	first := strings.Fields(withoutRemarks(span))
+	if len(first) == 0 {
+		return nil, false, nil
+	}
+	w := first[0]
+	cited := false
+	for _, p := range docPrefixes {
+		if strings.HasPrefix(w, p) {
+			cited = true
+		}
+	}
+	if !cited || !(strings.HasSuffix(w, ".go") || strings.HasPrefix(w, "k8s.io/utils/") && len(first) > 1) {
+		return nil, false, nil
+	}
+	if len(first) == 1 {
+		f, err := fileRef(w, Ref{})
+		return []Ref{f}, true, err
+	}
+	refs, err = Parse(span)
+	return refs, true, err
+}
+
+// ScanDocs reads every cited client-go file and symbol in the Markdown files below root.
+func ScanDocs(root string) ([]Citation, error) {
+	return walk(root, ".md", func(rel string, n int, line string) []Citation {
+		var out []Citation
+		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
+			refs, ok, err := ParseDoc(m[1])
+			if ok {
+				out = append(out, Citation{Where: fmt.Sprintf("%s:%d", rel, n), Text: m[1], Refs: refs, Err: err})
+			}
+		}
+		return out
+	})
+}
+
 // Scan reads every citation in the Go files below root (skipping vendor and hidden
 // directories).
 func Scan(root string) ([]Citation, error) {
+	return walk(root, ".go", func(rel string, n int, line string) []Citation {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, Marker) {
+			return nil
+		}
+		text := line[len(Marker):]
+		refs, err := Parse(text)
+		return []Citation{{Where: fmt.Sprintf("%s:%d", rel, n), Text: text, Refs: refs, Err: err}}
+	})
+}
+
+// walk calls cite on every line of the files below root whose names end in ext,
+// skipping vendor, testdata and hidden directories.
+func walk(root, ext string, cite func(rel string, n int, line string) []Citation) ([]Citation, error) {
 	var out []Citation
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -161,17 +227,17 @@ func Scan(root string) ([]Citation, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ".go") {
+		if !strings.HasSuffix(p, ext) {
 			return nil
 		}
-		cs, err := scanFile(root, p)
+		cs, err := scanFile(root, p, cite)
 		out = append(out, cs...)
 		return err
 	})
 	return out, err
 }
 
-func scanFile(root, p string) ([]Citation, error) {
+func scanFile(root, p string, cite func(rel string, n int, line string) []Citation) ([]Citation, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
@@ -182,13 +248,7 @@ func scanFile(root, p string) ([]Citation, error) {
 	s := bufio.NewScanner(f)
 	s.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 1; s.Scan(); n++ {
-		line := strings.TrimSpace(s.Text())
-		if !strings.HasPrefix(line, Marker) {
-			continue
-		}
-		text := line[len(Marker):]
-		refs, err := Parse(text)
-		out = append(out, Citation{Where: fmt.Sprintf("%s:%d", rel, n), Text: text, Refs: refs, Err: err})
+		out = append(out, cite(rel, n, s.Text())...)
 	}
 	return out, s.Err()
 }
@@ -228,7 +288,7 @@ func (s *Source) Check(r Ref) error {
 		if err != nil {
 			return fmt.Errorf("%s: %s does not exist", r.Module, r.File)
 		}
-		if decls[r.Symbol] {
+		if r.Symbol == "" || decls[r.Symbol] {
 			return nil
 		}
 	}

@@ -62,6 +62,62 @@ func TestEveryClientGoCitationNamesASymbolOfThePinnedRelease(t *testing.T) {
 	assert.Empty(t, stale, "citations that do not match client-go %s (fix the file or symbol, or say what replaced it)", version)
 }
 
+// TestEveryClientGoFileAPageCitesExistsInThePinnedRelease does the same for the
+// Markdown pages: every code span that names a client-go file, with or without symbols
+// (`tools/cache/reflector.go Reflector.list`), is checked.
+func TestEveryClientGoFileAPageCitesExistsInThePinnedRelease(t *testing.T) {
+	dirs, version := pinned(t)
+	all, err := ScanDocs("../..")
+	require.NoError(t, err)
+	require.Greater(t, len(all), 200, "the scan found the pages' citations")
+	src := &Source{Dirs: dirs}
+	var stale []string
+	for _, c := range all {
+		if c.Err != nil {
+			stale = append(stale, c.Where+": "+c.Err.Error()+": "+c.Text)
+			continue
+		}
+		for _, r := range c.Refs {
+			if err := src.Check(r); err != nil {
+				stale = append(stale, c.Where+": "+err.Error())
+			}
+		}
+	}
+	t.Logf("%d code spans cite client-go files, checked against k8s.io/client-go %s", len(all), version)
+	assert.Empty(t, stale, "pages citing what client-go %s does not have", version)
+}
+
+func TestParseDocReadsOnlyClientGoPaths(t *testing.T) {
+	for _, tc := range []struct {
+		span string
+		want []string // file symbol; nil when the span is no citation
+	}{
+		{"tools/cache/reflector.go Reflector.list", []string{"tools/cache/reflector.go Reflector.list"}},
+		{"tools/cache/controller.go", []string{"tools/cache/controller.go "}},
+		{"apimachinery/pkg/util/runtime/runtime.go logPanic (the same 64 KiB)", []string{"pkg/util/runtime/runtime.go logPanic"}},
+		{"k8s.io/utils/buffer RingGrowing (used by tools/cache/shared_informer.go processorListener)", []string{"buffer RingGrowing"}},
+		{"tools/cache/", nil},
+		{"informer/listener.go", nil},
+		{"k8s.io/client-go/rest", nil},
+		{"go test ./...", nil},
+	} {
+		t.Run(tc.span, func(t *testing.T) {
+			refs, ok, err := ParseDoc(tc.span)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want != nil, ok)
+			var got []string
+			for _, r := range refs {
+				got = append(got, r.File+" "+r.Symbol)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	dirs, _ := pinned(t)
+	refs, _, err := ParseDoc("tools/cache/fifo_metrics.go")
+	require.NoError(t, err)
+	assert.ErrorContains(t, (&Source{Dirs: dirs}).Check(refs[0]), "does not exist", "a file client-go no longer has fails")
+}
+
 func TestACitationOfASymbolThatDoesNotExistFails(t *testing.T) {
 	dirs, version := pinned(t)
 	src := &Source{Dirs: dirs}
