@@ -24,7 +24,7 @@
 //	                                                               ▼
 //	                                       worker: read the cache, reconcile, write via REST
 //
-// With zero options every stage is client-go 1.36's: the reflector fetches the state as
+// With zero options every stage is client-go 1.37's: the reflector fetches the state as
 // a watch-list and the informer queues it in a RealFIFO. The classic pipeline most of
 // the literature describes, a paged LIST into a DeltaFIFO, is one option away
 // (informer.Options{Queue: informer.DeltaFIFOQueue, InitialList: reflector.PagedList}).

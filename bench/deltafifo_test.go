@@ -118,7 +118,7 @@ func BenchmarkDeltaFIFOReplace10k(b *testing.B) {
 	})
 }
 
-// clientGoRealFIFO is client-go 1.36's informer configuration of RealFIFO.
+// clientGoRealFIFO is client-go 1.37's informer configuration of RealFIFO.
 func clientGoRealFIFO() *cache.RealFIFO {
 	return cache.NewRealFIFOWithOptions(cache.RealFIFOOptions{
 		KeyFunction:           cache.MetaNamespaceKeyFunc,
@@ -131,7 +131,7 @@ func clientGoRealFIFO() *cache.RealFIFO {
 // BenchmarkRealFIFOAddPop10k: Add 10,000 distinct objects to a RealFIFO, then Pop
 // them one by one.
 //
-// Fair: our RealFIFO against client-go's, configured as client-go 1.36's informers
+// Fair: our RealFIFO against client-go's, configured as client-go 1.37's informers
 // configure it (clientGoRealFIFO); the same objects and consumer.
 func BenchmarkRealFIFOAddPop10k(b *testing.B) {
 	pods, anys := fifoPods()

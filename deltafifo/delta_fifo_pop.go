@@ -7,7 +7,7 @@ import (
 
 // Pop waits until a key is queued, removes it with all its deltas, and calls process
 // with them — with the queue's lock held. It returns process's error; the deltas are
-// not re-queued (there is no requeue, as in client-go 1.36).
+// not re-queued (there is no requeue, as in client-go 1.37).
 //
 // Pop returns ctx.Err() if ctx is done before a key is taken (also when ctx is
 // already done on entry, even if keys are queued), and an error wrapping ErrClosed

@@ -2,7 +2,7 @@
 // the watch saw goes in, in order, and one consumer goroutine pops it and applies it
 // to the cache. Two queues are provided, both satisfying Queue:
 //
-//   - RealFIFO, the queue every client-go 1.36 informer uses, and this module's
+//   - RealFIFO, the queue every client-go 1.37 informer uses, and this module's
 //     informers unless told otherwise (informer.RealFIFOQueue is the zero
 //     QueueKind): one entry per event, in arrival order; a relist is a single
 //     ReplacedAll delta and the consumer infers the deletes. It also batches
@@ -63,7 +63,7 @@
 //
 // # Why client-go moved its informers from DeltaFIFO to RealFIFO
 //
-// In client-go 1.36 the InOrderInformers gate is GA and locked on, and AtomicFIFO,
+// In client-go 1.37 the InOrderInformers gate is GA and locked on, and AtomicFIFO,
 // UnlockWhileProcessingFIFO and InOrderInformersBatchProcess are beta and on: every
 // informer runs on an atomic RealFIFO; DeltaFIFO is only used when built directly.
 // The reasons can be read off the two designs:

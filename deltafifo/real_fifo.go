@@ -42,7 +42,7 @@ type RealFIFOOptions[T indexer.Object] struct {
 	QueuedItems GaugeMetric
 }
 
-// RealFIFO is the queue client-go 1.36 informers use by default: every event, in the
+// RealFIFO is the queue client-go 1.37 informers use by default: every event, in the
 // order it arrived, with no per-key coalescing. A relist is one ReplacedAll delta
 // and a resync one SyncAll delta; the consumer diffs them against its store.
 //

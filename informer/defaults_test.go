@@ -16,7 +16,7 @@ import (
 	"github.com/kubeinternals/informers/trace"
 )
 
-// The zero Options are client-go 1.36's informer: the state arrives as a watch-list
+// The zero Options are client-go 1.37's informer: the state arrives as a watch-list
 // (no LIST request at all), flows through a RealFIFO that queues bookmarks, and a
 // watch DELETED for a key the cache never held still reaches the handlers.
 func TestTheZeroOptionsGiveClientGo136sPipeline(t *testing.T) {

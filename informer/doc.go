@@ -1,6 +1,6 @@
 // Package informer composes the reflector, a queue (RealFIFO or DeltaFIFO) and the
 // indexer into a shared informer: one list+watch and one cache per resource, fanned
-// out to any number of event handlers. The zero Options are client-go 1.36's informer:
+// out to any number of event handlers. The zero Options are client-go 1.37's informer:
 // a RealFIFO fed by a watch-list (a LIST when the server refuses one). The classic
 // pipeline, DeltaFIFO fed by a paged LIST, is chosen by name:
 // Options{Queue: DeltaFIFOQueue, InitialList: reflector.PagedList}. The Factory's
@@ -54,7 +54,7 @@
 //     inferred by a relist carries a typed tombstone in a separate parameter, so the
 //     classic obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written.
 //   - The classic pipeline is an option per informer. The zero values match client-go
-//     1.36 (RealFIFO: its InOrderInformers gate is GA and locked on; watch-list: its
+//     1.37 (RealFIFO: its InOrderInformers gate is GA and locked on; watch-list: its
 //     WatchListClient gate is on), where the classic pipeline can only be reached
 //     through process-wide gates, and not at all for the queue. Here Options.Queue =
 //     DeltaFIFOQueue and Options.InitialList = reflector.PagedList choose it for one
@@ -92,7 +92,7 @@
 //     (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR), which also repairs the cache.
 //   - Metrics come from a provider per informer (Options.MetricsProvider, which also
 //     serves its reflector and its handlers), not from process-wide providers set
-//     once; client-go 1.36 declares reflector metrics it never records (metrics.go).
+//     once; client-go 1.37 declares reflector metrics it never records (metrics.go).
 //     With no process-wide registry of informer names, a Factory publishes one
 //     informer per name and logs a duplicate, as client-go's InformerName.WithResource
 //     does; informers built directly must be named apart. A removed handler's series

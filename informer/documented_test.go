@@ -13,7 +13,7 @@ import (
 )
 
 // A watch DELETED for a key the cache never held reaches RealFIFO's handlers as
-// OnDelete(obj, nil) — RealFIFO never reads the cache, as in client-go 1.36 — while
+// OnDelete(obj, nil) — RealFIFO never reads the cache, as in client-go 1.37 — while
 // DeltaFIFO drops it (nothing queued for the key, nothing known: no news).
 func TestADeleteOfAKeyTheCacheNeverHeld(t *testing.T) {
 	want := map[informer.QueueKind][]string{

@@ -43,7 +43,7 @@ type FactoryOptions struct {
 	// ResyncPeriod is every informer's default handler resync period.
 	ResyncPeriod time.Duration
 	// Queue, InitialList, BacklogWarning, Logger: passed to every informer (see
-	// Options). The zero values are client-go 1.36's: RealFIFO and watch-list.
+	// Options). The zero values are client-go 1.37's: RealFIFO and watch-list.
 	Queue          QueueKind
 	InitialList    reflector.InitialList
 	BacklogWarning int

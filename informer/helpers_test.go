@@ -27,7 +27,7 @@ type pipeline struct {
 }
 
 var (
-	// defaults is what the zero Options give: client-go 1.36's RealFIFO fed by a
+	// defaults is what the zero Options give: client-go 1.37's RealFIFO fed by a
 	// watch-list.
 	defaults = pipeline{"RealFIFO+watch-list", informer.RealFIFOQueue, reflector.WatchList}
 	// classic is DeltaFIFO fed by a paged LIST, chosen by name.

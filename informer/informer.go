@@ -32,7 +32,7 @@ const (
 	// RealFIFOQueue (the zero value) keeps every event in order and delivers a relist
 	// as one atomic ReplacedAll and a resync as one SyncAll, popped in batches and
 	// processed without holding the queue's lock, with bookmarks queued in order:
-	// what every client-go 1.36 informer uses (the InOrderInformers, AtomicFIFO,
+	// what every client-go 1.37 informer uses (the InOrderInformers, AtomicFIFO,
 	// UnlockWhileProcessingFIFO and InOrderInformersBatchProcess feature gates).
 	//
 	// client-go: tools/cache/controller.go newQueueFIFO
@@ -57,7 +57,7 @@ func (k QueueKind) String() string {
 	}
 }
 
-// Options configures NewSharedIndexInformer. The zero value is client-go 1.36's
+// Options configures NewSharedIndexInformer. The zero value is client-go 1.37's
 // informer: a RealFIFO fed by a watch-list (LIST when the server refuses one), no
 // resync, no extra indexes, logs to slog.Default(). Queue: DeltaFIFOQueue and
 // InitialList: reflector.PagedList choose the classic pipeline.
@@ -69,7 +69,7 @@ type Options[T indexer.Object] struct {
 	ResyncPeriod time.Duration
 	// Indexers are the cache's extra indexes (the namespace index is common).
 	Indexers indexer.Indexers[T]
-	// Queue selects RealFIFOQueue (the zero value, client-go 1.36's) or
+	// Queue selects RealFIFOQueue (the zero value, client-go 1.37's) or
 	// DeltaFIFOQueue (the classic queue).
 	Queue QueueKind
 	// InitialList selects how the reflector fetches the state at each (re)list:

@@ -140,7 +140,7 @@
 //
 // # client-go 1.35+ defaults and ours
 //
-//	                  client-go v0.36.3                          this package
+//	                  client-go v0.37.2                          this package
 //	initial state     watch-list stream (WatchListClient gate),  the same (InitialList zero value
 //	                  LIST if refused or unsupported             WatchList); PagedList: the LIST
 //	wire format       protobuf for built-ins in typed clients    listwatch: JSON; Protobuf: true

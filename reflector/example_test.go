@@ -44,7 +44,7 @@ func configMap(name, rv string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, ResourceVersion: rv}}
 }
 
-// With the zero Options, as in client-go 1.36, the reflector asks for the state as a
+// With the zero Options, as in client-go 1.37, the reflector asks for the state as a
 // stream (a watch-list): one ADDED per object, then a bookmark annotated
 // k8s.io/initial-events-end. It replaces the store's content at the bookmark's
 // resource version and goes on reading the very same watch: no LIST at all.

@@ -55,7 +55,7 @@ const (
 // returns nil gets a metric that drops its values; a nil provider costs nothing.
 //
 // The first eight are client-go's reflector MetricsProvider, under its names. client-go
-// v0.36.3 declares them (and SetReflectorMetricsProvider) but its reflector records
+// v0.37.2 declares them (and SetReflectorMetricsProvider) but its reflector records
 // none of them; ours records every one. The last three are what operators ask for
 // when an informer misbehaves: why it relists, how much the watch delivers, and
 // whether the watch is still alive.

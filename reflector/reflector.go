@@ -54,7 +54,7 @@ func (m InitialList) String() string {
 	}
 }
 
-// Options configures NewReflector. The zero value is client-go 1.36's configuration:
+// Options configures NewReflector. The zero value is client-go 1.37's configuration:
 // a watch-list with the LIST fallback, no resync, logs to slog.Default().
 type Options[T Object] struct {
 	// Name identifies the reflector in logs. "" means the Go type of T.

@@ -280,7 +280,7 @@ func TestStateMachine(t *testing.T) {
 			wantRV:    "11",
 		},
 		{
-			name: "with no InitialList chosen, the zero value streams a watch-list as client-go 1.36 does",
+			name: "with no InitialList chosen, the zero value streams a watch-list as client-go 1.37 does",
 			opts: Options[cmT]{},
 			script: []step{
 				watchHold(added(cm("a", "5")), bookmarked(initialEventsEnd("5"))),

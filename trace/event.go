@@ -12,7 +12,7 @@ const (
 	Reflector Stage = "reflector"
 	// DeltaFIFO: the classic informer queue, one list of deltas per key.
 	DeltaFIFO Stage = "deltafifo"
-	// RealFIFO: client-go 1.36's default queue, every event in order.
+	// RealFIFO: client-go 1.37's default queue, every event in order.
 	RealFIFO Stage = "realfifo"
 	// Informer: the processLoop that applies deltas to the indexer and fans them out.
 	Informer Stage = "informer"

@@ -1,6 +1,6 @@
 // Package workqueue is the queue between an informer's event handlers and a
 // controller's workers: handlers Add keys, workers Get a key, reconcile it and call
-// Done. It rebuilds client-go v0.36.3's util/workqueue with type parameters
+// Done. It rebuilds client-go v0.37.2's util/workqueue with type parameters
 // (items are any comparable T, usually a string key or a small struct) and with the
 // standard library only.
 //

@@ -36,7 +36,7 @@ import (
 // RealFIFO and ask for protobuf (ours for every built-in type, client-go's through
 // its typed clientset); the namespace index on both.
 //
-// Fair: defaults against defaults — since our zero options are client-go 1.36's, the
+// Fair: defaults against defaults — since our zero options are client-go 1.37's, the
 // same requests, queue and cache shape — the same namespace of 10,000 ConfigMaps, the
 // same rest.Config (client-side rate limiting off), no resync, no handlers. Wall time
 // shares 2 cores with the apiserver and etcd and stays noisy; the client's own CPU

@@ -293,7 +293,7 @@ func BenchmarkReflectorSync10kConfigMapsProtobuf(b *testing.B) {
 }
 
 // BenchmarkReflectorWatchListSync10kConfigMaps: the initial state as one streaming
-// watch (sendInitialEvents), JSON; client-go 1.36's default.
+// watch (sendInitialEvents), JSON; client-go 1.37's default.
 //
 // Fair: both reflectors ask for the watch-list stream of the same objects in JSON.
 // Wall time is noisy (the apiserver and etcd share the 2 cores); the client's CPU and

@@ -23,7 +23,7 @@ import (
 
 func main() {
 	namespace := flag.String("namespace", "default", "namespace whose ConfigMaps to mirror")
-	watchList := flag.Bool("watch-list", false, "fetch the state with a watch-list (the zero value, client-go 1.36's default) instead of a paged LIST")
+	watchList := flag.Bool("watch-list", false, "fetch the state with a watch-list (the zero value, client-go 1.37's default) instead of a paged LIST")
 	stepmain.Main(func(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer) error {
 		return run(ctx, cfg, log, out, *namespace, *watchList)
 	}, stepmain.Options{})
@@ -82,7 +82,7 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 	}
 	store := indexer.New(indexer.Options[*corev1.ConfigMap]{})
 	// Why PagedList, by name: this step automates 01's LIST then WATCH. The zero value
-	// (reflector.WatchList, client-go 1.36's default) would fetch the same state as
+	// (reflector.WatchList, client-go 1.37's default) would fetch the same state as
 	// one streamed WATCH instead — same Replace, same events after it; -watch-list
 	// shows it.
 	mode := reflector.PagedList

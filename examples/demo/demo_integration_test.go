@@ -49,7 +49,7 @@ func TestDemoTourObservesEveryStep(t *testing.T) {
 		assert.Contains(t, text, step)
 	}
 	assert.Contains(t, text, `step 4: traced the Foo's create through every stage, from its watch event to the worker's sync" foos="cache filled by a watch-list, queue realfifo"`,
-		"the default pipeline is client-go 1.36's")
+		"the default pipeline is client-go 1.37's")
 	assert.Regexp(t, `(?s)step 7: the Deployment is gone.*step 8: controller stopped.*step 9.*step 10: classic controller stopped`, text, "each controller stops after its last step")
 	assert.NotContains(t, text, "level=ERROR")
 	for _, p := range controller.Pipelines {

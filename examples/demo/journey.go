@@ -188,7 +188,7 @@ func watchEvent(source, key, typ, rv string) func(trace.Event) bool {
 const legend = `
 Each journey below is the trace of one change, stage by stage (package trace):
   reflector   watch-list (or LIST) and WATCH: the change arrives from the API server as a watch event
-  realfifo    the informer's queue by default (client-go 1.36): every event in order, popped in batches
+  realfifo    the informer's queue by default (client-go 1.37): every event in order, popped in batches
   deltafifo   the classic queue, chosen by name: deltas grouped per object key
   informer    writes the change to the cache (the indexer), then fans it out to handlers
   listener    one per handler: buffers the notification, calls the handler

@@ -6,7 +6,7 @@
 // It installs the Foo CRD, runs foo-controller in this process, creates a Foo, shows the
 // Deployment the controller creates and status.availableReplicas reaching the requested
 // replicas, scales the Foo, deletes it and shows garbage collection removing the
-// Deployment — narrating each step — on client-go 1.36's pipeline (RealFIFO fed by a
+// Deployment — narrating each step — on client-go 1.37's pipeline (RealFIFO fed by a
 // watch-list); then it creates the Foo again on the classic pipeline (DeltaFIFO fed by
 // a paged LIST) to show the same journey through both. It exits 0 only if every step
 // was observed.

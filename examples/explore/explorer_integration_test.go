@@ -229,7 +229,7 @@ func TestIntegrationExplorer(t *testing.T) {
 	c := cluster.ForTest(t, cluster.Options{APIServerFlags: exploreAPIServerFlags})
 	x := startForTest(t, c, controller.DefaultPipeline)
 	s := x.await(t, "both informers watching", watching)
-	// The explorer starts on client-go 1.36's pipeline: each cache filled by a
+	// The explorer starts on client-go 1.37's pipeline: each cache filled by a
 	// watch-list, whose stream goes on as the watch, into a RealFIFO.
 	assert.Equal(t, "default", s.Pipeline.Name)
 	for _, r := range []string{"foos", "deployments"} {

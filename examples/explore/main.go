@@ -8,7 +8,7 @@
 // workqueue, workers — with each box's live counters, a timeline of trace events that
 // follows one object through the boxes, and buttons that change Foos or inject faults
 // (cut the watch, compact etcd, restart the apiserver). A control on the page switches
-// the controller between client-go 1.36's pipeline (RealFIFO fed by a watch-list) and
+// the controller between client-go 1.37's pipeline (RealFIFO fed by a watch-list) and
 // the classic one (DeltaFIFO fed by a paged LIST) and repeats the last action on it.
 //
 //	go run ./examples/explore                 # prints the URL to open
@@ -38,7 +38,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8077", "where to serve the page: a loopback host:port (port 0 picks a free one)")
 	pipeline := flag.String("pipeline", string(controller.DefaultPipeline),
-		`the pipeline foo-controller starts on: "default" (RealFIFO fed by a watch-list, as client-go 1.36) or "classic" (DeltaFIFO fed by a paged LIST); the page switches it`)
+		`the pipeline foo-controller starts on: "default" (RealFIFO fed by a watch-list, as client-go 1.37) or "classic" (DeltaFIFO fed by a paged LIST); the page switches it`)
 	replay := flag.String("replay", "", "serve this recording (a .jsonl or .jsonl.gz file) instead of a live controller: no cluster needed")
 	flag.Parse()
 	ctx, stop := kube.SignalContext(context.Background())

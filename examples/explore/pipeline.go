@@ -354,7 +354,7 @@ type pipelineLabel struct {
 	// Name is the controller.Pipeline: "default" or "classic".
 	Name string `json:"name"`
 	// Text is what it is made of and whose it is: "RealFIFO fed by a watch-list
-	// (client-go 1.36 default)".
+	// (client-go 1.37 default)".
 	Text string `json:"text"`
 	// Queue is the stage its informers' queues report as: "realfifo" or "deltafifo".
 	Queue string `json:"queue"`

@@ -30,7 +30,7 @@ type pipelineInfo struct {
 // pipelineInfos has an entry for every controller.Pipelines name (a test checks that,
 // and that each Queue is the one Describe names).
 var pipelineInfos = map[controller.Pipeline]pipelineInfo{
-	controller.DefaultPipeline: {Queue: trace.RealFIFO, Note: "client-go 1.36 default"},
+	controller.DefaultPipeline: {Queue: trace.RealFIFO, Note: "client-go 1.37 default"},
 	controller.ClassicPipeline: {Queue: trace.DeltaFIFO, Note: "the classic one most write-ups describe"},
 }
 

@@ -26,7 +26,7 @@ func TestPipelineInfosMatchTheController(t *testing.T) {
 		require.True(t, ok, "pipelineInfos has no entry for %q", p)
 		assert.True(t, strings.HasPrefix(p.Describe(), names[info.Queue]+" fed by"), "%s: %q runs a %s", p, p.Describe(), names[info.Queue])
 	}
-	assert.Equal(t, "RealFIFO fed by a watch-list (client-go 1.36 default)", labelOf(controller.DefaultPipeline, 1).Text)
+	assert.Equal(t, "RealFIFO fed by a watch-list (client-go 1.37 default)", labelOf(controller.DefaultPipeline, 1).Text)
 	assert.Equal(t, "DeltaFIFO fed by a paged LIST (the classic one most write-ups describe)", labelOf(controller.ClassicPipeline, 1).Text)
 }
 
@@ -176,7 +176,7 @@ func TestStartPipelineResetsTheBoxesAndMarksTheStream(t *testing.T) {
 	h := testHub(100)
 	h.startPipeline(labelOf(controller.DefaultPipeline, 1), "")
 	s := h.snapshot()
-	assert.Equal(t, pipelineLabel{Name: "default", Text: "RealFIFO fed by a watch-list (client-go 1.36 default)", Queue: "realfifo", Run: 1}, s.Pipeline)
+	assert.Equal(t, pipelineLabel{Name: "default", Text: "RealFIFO fed by a watch-list (client-go 1.37 default)", Queue: "realfifo", Run: 1}, s.Pipeline)
 	assert.Equal(t, "realfifo", s.Informers[0].Queue.Kind, "the queue box names its queue before its first event")
 
 	h.Record(trace.Event{Stage: trace.RealFIFO, Kind: trace.Queued, Source: "foos", Key: "explore/demo", QueueLen: 1})
@@ -205,7 +205,7 @@ func TestStartPipelineResetsTheBoxesAndMarksTheStream(t *testing.T) {
 	assert.Equal(t, wireEvent{Seq: 5, T: mark.Time.UnixMilli(), Stage: "explorer", Kind: "pipeline started", Source: "explorer",
 		Text: "pipeline started: foo-controller on the classic pipeline: DeltaFIFO fed by a paged LIST (the classic one most write-ups describe), replacing the default one; the boxes start from zero"},
 		toWire(mark), "the timeline says what happened; the mark lights no box")
-	assert.Equal(t, "pipeline started: foo-controller on the default pipeline: RealFIFO fed by a watch-list (client-go 1.36 default)", events[0].Event.String())
+	assert.Equal(t, "pipeline started: foo-controller on the default pipeline: RealFIFO fed by a watch-list (client-go 1.37 default)", events[0].Event.String())
 }
 
 func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {

@@ -26,7 +26,7 @@ func main() {
 	resync := flag.Duration("resync", 30*time.Second, "informer resync period (0 disables)")
 	drain := flag.Duration("drain-timeout", 25*time.Second, "on SIGTERM, how long the syncs in progress may take to finish")
 	pipeline := flag.String("pipeline", string(controller.DefaultPipeline),
-		`informer pipeline: "default" (RealFIFO fed by a watch-list, as client-go 1.36) or "classic" (DeltaFIFO fed by a paged LIST)`)
+		`informer pipeline: "default" (RealFIFO fed by a watch-list, as client-go 1.37) or "classic" (DeltaFIFO fed by a paged LIST)`)
 	metricsAddr := flag.String("metrics-bind-address", "", `serve /metrics (Prometheus text format) on this address, e.g. ":8080"; "" disables`)
 	probeAddr := flag.String("health-probe-bind-address", "", `serve /healthz and /readyz on this address, e.g. ":8081"; "" disables`)
 	leaderElect := flag.Bool("leader-elect", false, "compete for a Lease with the other replicas; only the holder runs workers")

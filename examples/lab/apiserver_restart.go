@@ -23,7 +23,7 @@ func apiserverRestart() Scenario {
 		Why: "While the apiserver is down, each watch attempt is refused and the reflector backs off (800ms doubling, with jitter) and tries the same resourceVersion again; a watch that reaches the new apiserver before its watch cache is filled gets 429 and is retried the same way. " +
 			"The new watch cache starts with one LIST from etcd, at etcd's current revision, and serves watches only from that revision on; which way the reflector resumes depends on whether its last resourceVersion is still in that window. " +
 			"etcd counts one revision for every write to any resource (a busy cluster renews Leases every few seconds), so usually something was written after the last event or bookmark the reflector saw: its resourceVersion is older than the new cache, the watch gets 410 Gone, and the reflector fetches the whole state at its last resourceVersion (\"at least this new\"), never at \"0\", so its cache cannot go back in time — " +
-			"by default, as in client-go 1.36, with a watch-list (resourceVersionMatch=NotOlderThan); the classic pipeline with a LIST at that resourceVersion. " +
+			"by default, as in client-go 1.37, with a watch-list (resourceVersionMatch=NotOlderThan); the classic pipeline with a LIST at that resourceVersion. " +
 			"If nothing at all was written since, the new cache can serve that resourceVersion and the reflector simply watches again, without relisting. " +
 			"With RBAC on, as on kind, a retry that lands while the new apiserver is still loading its authorization caches (it serves before it is ready) is refused with 403 Forbidden instead; the reflector relists in the same way.",
 		Read: []string{

@@ -22,7 +22,7 @@ func compaction410() Scenario {
 		Name:     "compaction-410",
 		Question: "etcd compacts the history while the watch is down: what does the informer do, and how does a handler hear of an object deleted while it was away?",
 		Why: "A watch resumes from the last resourceVersion it saw; once etcd has compacted past it, that history is gone and the server answers 410 Gone. " +
-			"The reflector then fetches the whole state again — as client-go 1.36 does, with a watch-list from its last resourceVersion (resourceVersionMatch=NotOlderThan), the classic pipeline with a LIST — " +
+			"The reflector then fetches the whole state again — as client-go 1.37 does, with a watch-list from its last resourceVersion (resourceVersionMatch=NotOlderThan), the classic pipeline with a LIST — " +
 			"and the queue hands it over as one replacement: the RealFIFO as one ReplacedAll, which the informer diffs against its cache (client-go: processReplacedAllInfo); a DeltaFIFO diffs it key by key in Replace. " +
 			"Either way every cached key the new state lacks reaches the handlers as a delete carrying a DeletedFinalStateUnknown tombstone — the last state this client knew, since it never saw the real delete.",
 		Read: []string{

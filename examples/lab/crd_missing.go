@@ -24,7 +24,7 @@ func crdMissing() Scenario {
 	return Scenario{
 		Name:     "crd-missing",
 		Question: "The CRD is not installed yet: what does WaitForCacheSync say, and what happens once it is?",
-		Why: "Without the CRD the API server has no such resource, so the reflector's watch-list fails with 404 Not Found, and so does the LIST it falls back to in the same cycle (client-go 1.36 does the same); our WaitForCacheSync returns at once with that error, because waiting cannot fix a missing resource by itself (client-go's would wait until its stop channel and only log the reason). " +
+		Why: "Without the CRD the API server has no such resource, so the reflector's watch-list fails with 404 Not Found, and so does the LIST it falls back to in the same cycle (client-go 1.37 does the same); our WaitForCacheSync returns at once with that error, because waiting cannot fix a missing resource by itself (client-go's would wait until its stop channel and only log the reason). " +
 			"The informer does not stop: its reflector retries with backoff (800ms doubling, with jitter), and the first watch-list after the CRD is Established succeeds, so the cache syncs within one backoff interval without any restart.",
 		Read: []string{
 			"docs/faq.md #14 (WaitForCacheSync hangs forever) and docs/03-reflector.md (B1 backoff)",

@@ -51,7 +51,7 @@ local apiserver serves PodTemplates without a watch cache
 resourceVersion gets 410 Gone from etcd — on a busy cluster the watch cache's window
 moving on does the same.
 
-Every informer in the lab runs on the default pipeline — client-go 1.36's: a RealFIFO fed by
+Every informer in the lab runs on the default pipeline — client-go 1.37's: a RealFIFO fed by
 a watch-list, what the zero `+"`informer.Options`"+` give — unless its scenario says
 **Pipeline:** and why: the scenarios about DeltaFIFO or the paged LIST choose the classic
 pipeline by name (`+"`Queue: informer.DeltaFIFOQueue, InitialList: reflector.PagedList`"+`).

@@ -23,7 +23,7 @@ func factoryStart() Scenario {
 		Name:     "factory-start",
 		Question: "What does factory Start do — which goroutines, when does listing begin — and what happens to an informer requested after Start?",
 		Why: "For only builds an informer; Start launches one goroutine per informer not yet started, which calls Run: Run starts the processor (one goroutine per handler), " +
-			"the reflector (at once it opens a watch-list — client-go 1.36's default; the classic pipeline LISTs — and goes on watching, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
+			"the reflector (at once it opens a watch-list — client-go 1.37's default; the classic pipeline LISTs — and goes on watching, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
 			"An informer requested after Start is not running: nothing lists, Factory.WaitForCacheSync returns ErrNotStarted naming it (client-go's skips it and reports success with the cache empty — kubernetes/kubernetes#92777), waiting on the informer itself blocks until the context ends, and only a second Start (which starts nothing twice) brings it up.",
 		Read: []string{
 			"docs/04-informer.md (The goroutines of one running informer) and docs/faq.md #14",

@@ -24,7 +24,7 @@ type Scenario struct {
 	// file: Function pairs.
 	Read []string
 	// Pipeline, if not empty, says which informer pipeline the scenario chooses by
-	// name instead of the default one (client-go 1.36's: a RealFIFO fed by a
+	// name instead of the default one (client-go 1.37's: a RealFIFO fed by a
 	// watch-list), and why. Empty: every informer of the scenario has the default.
 	Pipeline string
 	// Fault, if not empty, is the fault the scenario injects. It needs the local

@@ -18,7 +18,7 @@ func watchCut() Scenario {
 		Question: "The watch connection is cut: does the informer relist?",
 		Why: "No: a watch that ends without an error from the server (its timeout, or a connection closed or reset on the way) is resumed from the last resourceVersion the reflector saw, " +
 			"and the server replays everything after it. Only a 410 Gone, an ERROR event or a watch that could not even start makes it fetch the whole state again " +
-			"(a watch-list by default, as in client-go 1.36; a LIST in the classic pipeline).",
+			"(a watch-list by default, as in client-go 1.37; a LIST in the classic pipeline).",
 		Read: []string{
 			"docs/03-reflector.md (transitions W1, W6)",
 			"reflector/watch.go: Reflector.watch (Transition W6)",

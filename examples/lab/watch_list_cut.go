@@ -77,7 +77,7 @@ func runWatchListCut(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	defer inf.stop()
 	synced := time.Since(began)
-	r.Do("start a ConfigMap informer with zero options (the watch-list of client-go 1.36) and wait for its cache: synced after %v", synced.Round(100*time.Millisecond))
+	r.Do("start a ConfigMap informer with zero options (the watch-list of client-go 1.37) and wait for its cache: synced after %v", synced.Round(100*time.Millisecond))
 	if err := createAndAwait(ctx, core, inf, "configmaps", configMap(ns, "after-sync")); err != nil {
 		return nil, err
 	}

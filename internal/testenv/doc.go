@@ -26,7 +26,7 @@
 // it, a lagging apiserver for real. A Proxy in front of both, whose Switch moves every
 // client from one to the other (cutting the open connections, as a load balancer
 // failing over does), lets a test fail a client over to the lagging one.
-// TestIntegrationALaggingAPIServer pins what a lagging v1.36 apiserver answers:
+// TestIntegrationALaggingAPIServer pins what a lagging v1.37 apiserver answers:
 //
 //   - LIST at resourceVersion "0": its stale cache, at once (200);
 //   - LIST at a newer resourceVersion (NotOlderThan, or no match): after 3 s of waiting

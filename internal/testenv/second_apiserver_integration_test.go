@@ -80,7 +80,7 @@ func rv(t *testing.T, s string) int64 {
 	return n
 }
 
-// TestIntegrationALaggingAPIServer pins what kube-apiserver v1.36 answers while its
+// TestIntegrationALaggingAPIServer pins what kube-apiserver v1.37 answers while its
 // connection to etcd is frozen, so that its watch cache lags what another apiserver
 // on the same etcd has written. Each subtest is one request to the lagging B, in
 // order; the first apiserver, A, takes the writes.

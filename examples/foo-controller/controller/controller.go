@@ -68,7 +68,7 @@ type Options struct {
 	// Hooks let an experiment fail syncs or slow handlers (see Hooks).
 	Hooks Hooks
 	// Pipeline chooses both informers' queue and initial list: "" (or
-	// DefaultPipeline) is client-go 1.36's, ClassicPipeline the DeltaFIFO and paged
+	// DefaultPipeline) is client-go 1.37's, ClassicPipeline the DeltaFIFO and paged
 	// LIST most of the literature describes, for comparing the two.
 	Pipeline Pipeline
 	// InformerMetrics and QueueMetrics, if set, receive both informers' metrics

@@ -12,11 +12,13 @@ import (
 type Pipeline string
 
 const (
-	// DefaultPipeline is what the zero informer options give, as in client-go 1.36:
+	// DefaultPipeline is what the zero informer options give, as in client-go 1.37:
 	// a RealFIFO fed by a watch-list (LIST only if the server refuses the stream).
 	DefaultPipeline Pipeline = "default"
-	// ClassicPipeline is DeltaFIFO fed by a paged LIST then WATCH: what client-go
-	// ran before 1.35/1.36 and what most informer write-ups describe.
+	// ClassicPipeline is DeltaFIFO fed by a paged LIST then WATCH: what client-go's
+	// informers ran by default up to 1.32 (RealFIFO became the default in 1.33, its
+	// InOrderInformers gate) and listed with up to 1.34 (the watch-list in 1.35, its
+	// WatchListClient gate), and what most informer write-ups describe.
 	ClassicPipeline Pipeline = "classic"
 )
 
