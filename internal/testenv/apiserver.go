@@ -208,6 +208,12 @@ func (e *Env) apiServerArgsFor(port int, etcdURL string) []string {
 		"--secure-port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// Why none: kube-apiserver 1.37 refuses a loopback advertise address with an
+		// endpoint reconciler (its "kubernetes" Service's endpoints must be routable),
+		// and no process here reaches the apiserver through that Service: the pods
+		// are kwok's and run nothing.
+		// kube-apiserver: pkg/controlplane/instance.go (ValidateIP)
+		"--endpoint-reconciler-type=none",
 		"--cert-dir=" + e.creds.certDir,
 		"--token-auth-file=" + e.creds.tokenFile,
 		"--service-account-key-file=" + e.creds.saKeyFile,

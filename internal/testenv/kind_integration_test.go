@@ -2,6 +2,11 @@ package testenv_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +88,30 @@ func TestClusterProfileAuthorizesAndAdmitsLikeKind(t *testing.T) {
 		assert.Contains(t, err.Error(), `violates PodSecurity "restricted:latest"`)
 	})
 
+	t.Run("the admission plugins that run are the ones docs/local-cluster.md lists", func(t *testing.T) {
+		log, err := os.ReadFile(filepath.Join(env.Dir, "kube-apiserver.log"))
+		require.NoError(t, err)
+		// kube-apiserver logs, once each for mutating and validating plugins:
+		// "Loaded 13 mutating admission controller(s) successfully in the following order: A,B,…."
+		loaded := regexp.MustCompile(`Loaded \d+ (?:mutating|validating) admission controller\(s\) successfully in the following order: ([A-Za-z,]+)\.`)
+		running := map[string]bool{}
+		for _, m := range loaded.FindAllSubmatch(log, -1) {
+			for _, name := range strings.Split(string(m[1]), ",") {
+				running[name] = true
+			}
+		}
+		require.NotEmpty(t, running, "the log names the admission plugins")
+		page, err := os.ReadFile("../../docs/local-cluster.md")
+		require.NoError(t, err)
+		listed := regexp.MustCompile(`(?s)The admission plugins that run, on both \([^)]*\): (.*?)\. PodSecurity has`).FindSubmatch(page)
+		require.NotNil(t, listed, "docs/local-cluster.md lists the admission plugins")
+		documented := map[string]bool{}
+		for _, name := range strings.Split(string(listed[1]), ",") {
+			documented[strings.TrimSpace(name)] = true
+		}
+		assert.Equal(t, sortedKeys(running), sortedKeys(documented))
+	})
+
 	t.Run("kube-controller-manager's controllers act as their own ServiceAccounts", func(t *testing.T) {
 		// --use-service-account-credentials: the manager creates one per controller.
 		for _, sa := range []string{"replicaset-controller", "deployment-controller", "generic-garbage-collector"} {
@@ -106,4 +135,13 @@ func TestAPIServerProfileAdmitsPodsWithoutServiceAccounts(t *testing.T) {
 	}
 	core := restClient(t, env.Config, schema.GroupVersion{Version: "v1"})
 	require.NoError(t, core.Post().Namespace("default").Resource("pods").Body(pod).Do(ctx).Error())
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

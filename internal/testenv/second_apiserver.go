@@ -43,10 +43,10 @@ type SecondAPIServer struct {
 // a new EtcdLink, and waits until it is ready. Stop stops it; Env.Stop stops every one
 // still running.
 //
-// Why --endpoint-reconciler-type=none: every apiserver writes its address and port
-// into the "kubernetes" Service's endpoints; both are on 127.0.0.1 but on different
-// ports, so each would keep overwriting the other's port (and a frozen one would hang
-// on that write). Nothing here reads that Service.
+// Like the first one it runs with --endpoint-reconciler-type=none (see apiServerArgsFor);
+// with a reconciler, both on 127.0.0.1 but on different ports, each would keep
+// overwriting the other's port in the "kubernetes" Service's endpoints, and a frozen one
+// would hang on that write.
 func (e *Env) StartSecondAPIServer(ctx context.Context, extraFlags ...string) (_ *SecondAPIServer, err error) {
 	if e.opts.Detached {
 		return nil, errors.New("StartSecondAPIServer is for attached control planes: its etcd link lives in this process")
@@ -73,7 +73,7 @@ func (e *Env) StartSecondAPIServer(ctx context.Context, extraFlags ...string) (_
 	name := "kube-apiserver-" + strconv.Itoa(e.secondStarted+1) // the first is kube-apiserver
 	e.secondMu.Unlock()
 
-	args := append(e.apiServerArgsFor(port, "http://"+link.Addr()), "--endpoint-reconciler-type=none")
+	args := e.apiServerArgsFor(port, "http://"+link.Addr())
 	args = append(args, extraFlags...)
 	proc, err := startProcess(name, e.Dir, filepath.Join(e.binDir, "kube-apiserver"), args, false)
 	if err != nil {
