@@ -64,7 +64,8 @@ func equal(want func(Versions) string) func(Versions, []string) string {
 var mentions = []mention{
 	// "client-go v0.37.2", "client-go@v0.37.2/", "code-generator@v0.37.2": the exact release.
 	{regexp.MustCompile(`client-go[ @](v0\.\d+\.\d+)`), equal(func(v Versions) string { return v.ClientGo })},
-	{regexp.MustCompile(`k8s\.io/[a-z-]+@(v0\.\d+\.\d+)`), equal(func(v Versions) string { return v.ClientGo })},
+	{regexp.MustCompile(`k8s\.io/[a-z/-]+@(v0\.\d+\.\d+)`), equal(func(v Versions) string { return v.ClientGo })},
+	{regexp.MustCompile(`code-generator (v0\.\d+\.\d+)`), equal(func(v Versions) string { return v.ClientGo })},
 	// "client-go 1.37's": the release line; "client-go 1.35+" (since 1.35) holds for
 	// any release up to the pinned one.
 	{regexp.MustCompile(`client-go (1\.\d+)\b(\+?)`), func(v Versions, found []string) string {

@@ -52,6 +52,8 @@ func TestAStaleVersionMentionIsFound(t *testing.T) {
 		{"kube-apiserver v1.37.2 whose connection", false},
 		{"kube-apiserver v1.36.3 whose connection", true},
 		{"configured against kind 1.36", true},
+		{"//go:generate go run k8s.io/code-generator/cmd/deepcopy-gen@v0.36.3 --output-file", true},
+		{"a module cache holding code-generator v0.36.3", true},
 		{"on by default in 1.33, GA and locked on in 1.36", false},
 		{"the default since client-go 1.35+", false},
 		{"the default since client-go 1.38+", true},

@@ -40,6 +40,17 @@ case "$out" in
 esac
 `
 
+// kubernetesVersion is the k8s.io/kubernetes version hack/controlplane/go.mod
+// requires, which names the build's directory.
+func kubernetesVersion(t *testing.T) string {
+	t.Helper()
+	gomod, err := os.ReadFile("../../hack/controlplane/go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`k8s\.io/kubernetes (v1\.\d+\.\d+)`).FindSubmatch(gomod)
+	require.NotNil(t, m, "hack/controlplane/go.mod requires k8s.io/kubernetes")
+	return string(m[1])
+}
+
 type run struct {
 	stdout, stderr string
 	err            error
@@ -122,7 +133,7 @@ func TestBuildPrintsOnlyTheDirectoryOnStdoutAndProgressOnStderr(t *testing.T) {
 
 	dir := strings.TrimSuffix(r.stdout, "\n")
 	assert.Equal(t, dir+"\n", r.stdout, "stdout is the directory and nothing else")
-	assert.Regexp(t, `^`+regexp.QuoteMeta(root)+`/controlplane-v1\.36\.3-[0-9a-f]{16}$`, dir)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(root)+`/controlplane-`+regexp.QuoteMeta(kubernetesVersion(t))+`-[0-9a-f]{16}$`, dir)
 	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok", ".complete"} {
 		assert.FileExists(t, filepath.Join(dir, b))
 	}
@@ -176,7 +187,7 @@ func TestDirOnlyPrintsTheDirectory(t *testing.T) {
 	root := t.TempDir()
 	r := runScript(t, root, []string{"--dir"})
 	require.NoError(t, r.err)
-	assert.Regexp(t, `^`+regexp.QuoteMeta(root)+`/controlplane-v1\.36\.3-[0-9a-f]{16}\n$`, r.stdout)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(root)+`/controlplane-`+regexp.QuoteMeta(kubernetesVersion(t))+`-[0-9a-f]{16}\n$`, r.stdout)
 	assert.Empty(t, r.stderr)
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
