@@ -82,7 +82,8 @@
 //     a round was failing → lost: LeaseContext ends (the second signal: stop now).
 //   - S2 with ReleaseOnCancel, once the work returned (after a graceful stop or a
 //     loss): clear the holder (lease duration 1s), so the next candidate's next try
-//     takes over. It writes only over a Lease that still names this candidate.
+//     takes over. It writes only over a Lease that still names this candidate; a
+//     409 Conflict (a renewal still in flight was applied) is read again and retried.
 //   - S3 OnStoppedLeading, whether or not this candidate ever led.
 //   - O1 (any state) the holder this candidate observes changed → OnNewLeader.
 //

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/kubeinternals/informers/internal/pause"
 )
 
@@ -194,28 +196,43 @@ func (e *Elector) renewRound(ctx context.Context, l *leadership, leaders *leader
 // one second (transition S2), so the next candidate's next try takes it over. It uses
 // a fresh context (Run's has ended) bounded by RenewDeadline.
 //
+// A 409 Conflict on the release's write is read again and retried, until the context
+// ends: a renewal whose context ended while it was in flight may still have been
+// applied by the apiserver, moving the Lease's resourceVersion past the one this
+// candidate last read. Without the retry that Lease would stay held, by a candidate
+// that stopped, for a whole LeaseDuration.
+//
 // Invariant: it writes only over a Lease that, as just read, still names this
 // candidate, with the resourceVersion of that read: it never clears another leader's
-// lease.
-// client-go: tools/leaderelection/leaderelection.go LeaderElector.release
+// lease. (client-go 1.37 retries too, but decides from the holder it last observed,
+// not the one it just read.)
+// client-go: tools/leaderelection/leaderelection.go LeaderElector.release, LeaderElector.tryRelease
 func (e *Elector) release() {
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.RenewDeadline)
 	defer cancel()
-	current, err := e.cfg.Lock.Get(ctx)
-	if err != nil {
-		e.log.Error("could not release the lease: reading it failed", "err", err)
-		return
-	}
-	if current.Holder != e.Identity() {
-		e.log.Info("not releasing the lease: it is held by another candidate", "holder", current.Holder)
-		return
-	}
-	now := time.Now()
-	// Transition S2.
-	released := Record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now, Transitions: current.Transitions}
-	if err := e.cfg.Lock.Update(ctx, released); err != nil {
-		e.log.Error("could not release the lease", "err", err)
-		return
+	var released Record
+	for {
+		current, err := e.cfg.Lock.Get(ctx)
+		if err != nil {
+			e.log.Error("could not release the lease: reading it failed", "err", err)
+			return
+		}
+		if current.Holder != e.Identity() {
+			e.log.Info("not releasing the lease: it is held by another candidate", "holder", current.Holder)
+			return
+		}
+		now := time.Now()
+		// Transition S2.
+		released = Record{LeaseDurationSeconds: 1, AcquireTime: now, RenewTime: now, Transitions: current.Transitions}
+		err = e.cfg.Lock.Update(ctx, released)
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) {
+			e.log.Error("could not release the lease", "err", err)
+			return
+		}
+		e.log.Debug("the lease changed since it was read (a renewal still in flight was applied): reading it again", "err", err)
 	}
 	e.observe(released)
 	e.log.Info("released the lease")

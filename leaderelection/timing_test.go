@@ -2,6 +2,8 @@ package leaderelection
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -227,6 +229,37 @@ func TestReleaseNeverClearsAnotherCandidatesLease(t *testing.T) {
 		a.stop() // a still believes it leads: its last renewal (4s) succeeded
 		assert.Equal(t, "x", s.record().Holder, "a read the Lease before releasing and saw x")
 		assert.Equal(t, seconds(0, 0, 2, 4), writesBy(s, t0, "a"), "no release write")
+	})
+}
+
+// TestReleaseRetriesWhenARenewalInFlightWasApplied: the stop races a renewal that the
+// apiserver applied after the candidate stopped waiting for it, so the release's write
+// names a resourceVersion that is no longer current. It reads the Lease again (still its
+// own) and releases; without the retry the Lease would stay held for 15 s.
+func TestReleaseRetriesWhenARenewalInFlightWasApplied(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0, s := time.Now(), newLeaseStore()
+		cfg := testConfig(s.lock("a"))
+		cfg.ReleaseOnCancel = true
+		var stopping atomic.Bool
+		var once sync.Once
+		s.beforeUpdate = func() {
+			if stopping.Load() {
+				once.Do(func() { // the renewal a gave up on, applied now
+					r := s.record()
+					r.RenewTime = time.Now()
+					s.set(r)
+				})
+			}
+		}
+		a := run(t, t0, cfg, 0, 0)
+		time.Sleep(5 * time.Second)
+		stopping.Store(true)
+		a.stop()
+		rec := s.record()
+		assert.Empty(t, rec.Holder, "the release cleared the holder")
+		assert.Equal(t, 1, rec.LeaseDurationSeconds)
+		assert.Equal(t, seconds(0, 0, 2, 4, 5), writesBy(s, t0, "a"), "the release was written once, after reading again")
 	})
 }
 
