@@ -59,6 +59,7 @@ if [ -n "$(git status --porcelain 2>/dev/null)" ]; then commit="$commit (with un
 	echo "One \`make bench\` run (BENCH=${BENCH:-all}; rounds a side and -benchtime: ${KUBEINTERNALS_BENCH_ROUNDS:-10}, ${BENCHTIME:-0.5s} in process; ${KUBEINTERNALS_BENCH_ROUNDS:-10}, ${BENCHTIME:-1s} against the control plane),"
 	echo "started $started at commit $commit; it took $((took / 60)) min $((took % 60)) s"
 	echo "(in-process $((inprocess / 60)) min, control plane $(((took - inprocess) / 60)) min)."
+	echo "Measured against client-go $(go list -m -f '{{.Version}}' k8s.io/client-go) and a control plane built from Kubernetes $(awk '{ for (i = 1; i < NF; i++) if ($i == "k8s.io/kubernetes") { print $(i + 1); exit } }' ../hack/controlplane/go.mod)."
 	echo "Machine: $(grep -m1 '^cpu:' "$out/inprocess.txt" | cut -d' ' -f2- | sed 's/ *$//' || true), $(nproc) cores, $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)."
 	echo "How each row is measured, and why each pair is fair: [README.md](README.md) and the"
 	echo "\`Fair:\` paragraphs under each table."
