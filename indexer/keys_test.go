@@ -82,6 +82,14 @@ func TestObjectKey(t *testing.T) {
 	assert.Equal(t, "n", ObjectKey("", "n"), "an empty namespace gives a cluster-scoped key")
 }
 
+func TestObjectNameStringIsTheObjectsKey(t *testing.T) {
+	assert.Equal(t, "ns/n", ObjectName{Namespace: "ns", Name: "n"}.String())
+	assert.Equal(t, "n", ObjectName{Name: "n"}.String(), "no namespace: the name alone")
+	key, err := MetaNamespaceKeyFunc(cm("ns", "n"))
+	require.NoError(t, err)
+	assert.Equal(t, key, ObjectName{Namespace: "ns", Name: "n"}.String(), "the key MetaNamespaceKeyFunc gives")
+}
+
 func TestDeletionHandlingMetaNamespaceKeyFunc(t *testing.T) {
 	last := cm("ns", "gone")
 	t.Run("a delete seen as an event is keyed by the object", func(t *testing.T) {
