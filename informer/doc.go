@@ -38,7 +38,8 @@
 //   - An update whose old and new objects share a resourceVersion is a "resync" and
 //     goes only to handlers due a resync.
 //
-// Reading order: handler.go (what you implement), informer.go (the type and its
+// Reading order: handler.go (what you implement) and deleted.go (what OnDelete
+// receives), informer.go (the type and its
 // options), run.go (Run and the processing loop), deltas.go (from deltas to cache to
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/fifo), synctrack.go,
 // registration.go (adding and removing handlers), wait.go and syncerrors.go

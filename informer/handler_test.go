@@ -39,8 +39,8 @@ func TestFilteringHandlerTurnsBoundaryCrossingUpdatesIntoAddsAndDeletes(t *testi
 		h := informer.FilteringHandler[*corev1.ConfigMap]{Filter: matching, Handler: rec}
 		h.OnAdd(in("a"), true)
 		h.OnAdd(out("b"), true)
-		h.OnDelete(in("a"), nil)
-		h.OnDelete(out("b"), nil)
+		h.OnDelete(informer.DeletedObject[*corev1.ConfigMap]{OptionalObj: in("a")})
+		h.OnDelete(informer.DeletedObject[*corev1.ConfigMap]{OptionalObj: out("b")})
 		assert.Equal(t, []string{"add a", "delete a"}, rec.summary())
 	})
 }
@@ -50,6 +50,6 @@ func TestHandlerFuncsSkipsNilFuncs(t *testing.T) {
 	assert.NotPanics(t, func() {
 		h.OnAdd(cm("a"), false)
 		h.OnUpdate(cm("a"), cm("a"))
-		h.OnDelete(cm("a"), nil)
+		h.OnDelete(informer.DeletedObject[*corev1.ConfigMap]{OptionalObj: cm("a")})
 	})
 }

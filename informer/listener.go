@@ -226,7 +226,7 @@ func (l *listener[T]) call(n notification[T]) {
 	case updateNotification:
 		l.handler.OnUpdate(n.oldObj, n.newObj)
 	case deleteNotification:
-		l.handler.OnDelete(n.oldObj, n.tombstone)
+		l.handler.OnDelete(DeletedObject[T]{OptionalObj: n.oldObj, FinalStateUnknown: n.tombstone})
 	}
 }
 
