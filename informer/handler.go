@@ -68,9 +68,10 @@ func (h HandlerFuncs[T]) OnDelete(obj DeletedObject[T]) {
 	}
 }
 
-// FilteringHandler passes on only the notifications about objects that match Filter,
-// turning an update that crosses the filter's boundary into an add or a delete, so
-// that the inner handler sees a consistent story about the objects it cares about:
+// FilteringHandler passes on only the notifications about objects that match
+// FilterFunc, turning an update that crosses the filter's boundary into an add or a
+// delete, so that the inner handler sees a consistent story about the objects it
+// cares about:
 //
 //	old matches  new matches  →  inner handler gets
 //	    yes          yes          OnUpdate(old, new)
@@ -78,22 +79,24 @@ func (h HandlerFuncs[T]) OnDelete(obj DeletedObject[T]) {
 //	    yes          no           OnDelete(DeletedObject{OptionalObj: old})
 //	    no           no           nothing
 //
+// The delete a crossing makes has no FinalStateUnknown: the informer saw the update.
+//
 // client-go: tools/cache/controller.go TypedFilteringResourceEventHandler
 type FilteringHandler[T indexer.Object] struct {
-	Filter  func(obj T) bool
-	Handler ResourceEventHandler[T]
+	FilterFunc func(obj T) bool
+	Handler    ResourceEventHandler[T]
 }
 
 // OnAdd passes the add on if obj matches.
 func (f FilteringHandler[T]) OnAdd(obj T, isInInitialList bool) {
-	if f.Filter(obj) {
+	if f.FilterFunc(obj) {
 		f.Handler.OnAdd(obj, isInInitialList)
 	}
 }
 
 // OnUpdate applies the transition table above.
 func (f FilteringHandler[T]) OnUpdate(oldObj, newObj T) {
-	oldMatch, newMatch := f.Filter(oldObj), f.Filter(newObj)
+	oldMatch, newMatch := f.FilterFunc(oldObj), f.FilterFunc(newObj)
 	switch {
 	case oldMatch && newMatch:
 		f.Handler.OnUpdate(oldObj, newObj)
@@ -105,10 +108,10 @@ func (f FilteringHandler[T]) OnUpdate(oldObj, newObj T) {
 }
 
 // OnDelete passes the delete on if the object's last known state, OptionalObj,
-// matches. The informer never delivers a nil OptionalObj; a Filter called with one
+// matches. The informer never delivers a nil OptionalObj; a FilterFunc called with one
 // from a hand-built DeletedObject must cope with it (as client-go's FilterFunc must).
 func (f FilteringHandler[T]) OnDelete(obj DeletedObject[T]) {
-	if f.Filter(obj.OptionalObj) {
+	if f.FilterFunc(obj.OptionalObj) {
 		f.Handler.OnDelete(obj)
 	}
 }

@@ -30,13 +30,13 @@ func TestFilteringHandlerTurnsBoundaryCrossingUpdatesIntoAddsAndDeletes(t *testi
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rec := &recorder{}
-			informer.FilteringHandler[*corev1.ConfigMap]{Filter: matching, Handler: rec}.OnUpdate(c.old, c.new)
+			informer.FilteringHandler[*corev1.ConfigMap]{FilterFunc: matching, Handler: rec}.OnUpdate(c.old, c.new)
 			assert.Equal(t, c.want, rec.summary())
 		})
 	}
 	t.Run("adds and deletes pass only when the object matches", func(t *testing.T) {
 		rec := &recorder{}
-		h := informer.FilteringHandler[*corev1.ConfigMap]{Filter: matching, Handler: rec}
+		h := informer.FilteringHandler[*corev1.ConfigMap]{FilterFunc: matching, Handler: rec}
 		h.OnAdd(in("a"), true)
 		h.OnAdd(out("b"), true)
 		h.OnDelete(informer.DeletedObject[*corev1.ConfigMap]{OptionalObj: in("a")})
