@@ -116,4 +116,8 @@
 //     from typed objects (ObjectKey and SplitMetaNamespaceKey cover building and
 //     parsing them). ObjectName is kept minimal — two fields and String — for the one
 //     job it has here: what a delete handler's DeletedObject.GetObjectName returns.
+//   - DeletionHandlingMetaNamespaceKeyFunc and DeletionHandlingObjectToName: a delete
+//     handler gets the key and the name from the DeletedObject it receives (GetKey,
+//     GetObjectName; package informer), which client-go 1.37 documents as their
+//     replacement. With the tombstone typed, neither can fail.
 package indexer

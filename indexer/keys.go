@@ -97,18 +97,6 @@ func SplitMetaNamespaceKey(key string) (namespace, name string, err error) {
 	return ns, n, nil
 }
 
-// DeletionHandlingMetaNamespaceKeyFunc is the key function for a delete handler: it
-// returns the tombstone's key when the final state is unknown and the object's key
-// otherwise. Use it in OnDelete to enqueue a key without caring which case you got.
-//
-// client-go: tools/cache/controller.go DeletionHandlingMetaNamespaceKeyFunc
-func DeletionHandlingMetaNamespaceKeyFunc[T Object](obj T, tombstone *DeletedFinalStateUnknown[T]) (string, error) {
-	if tombstone != nil {
-		return tombstone.Key, nil
-	}
-	return MetaNamespaceKeyFunc(obj)
-}
-
 // isNil reports whether obj is a nil interface or an interface holding a nil pointer,
 // so that key functions return ErrNilObject instead of panicking on obj.GetName().
 //
