@@ -51,9 +51,14 @@
 //
 // # Differences from client-go
 //
-//   - Generic: SharedIndexInformer[T]; handlers receive T, never interface{}; a delete
-//     inferred by a relist carries a typed tombstone in a separate parameter, so the
-//     classic obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written.
+//   - Only typed: SharedIndexInformer[T]; handlers receive T, never interface{}, and
+//     a delete a DeletedObject[T] whose tombstone is typed, so the classic
+//     obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written. client-go 1.37
+//     has typed handlers of the same shape (TypedResourceEventHandler[T],
+//     DeletedObject[T]; ours drop the "Typed" prefix); what still differs is
+//     underneath: there they adapt untyped stores, asserting each object to T (a T
+//     that does not match panics at the first event; here it does not compile), its
+//     DeletedObject can hold a nil object, and the untyped handlers remain.
 //   - The classic pipeline is an option per informer. The zero values match client-go
 //     1.37 (RealFIFO: its InOrderInformers gate is GA and locked on; watch-list: its
 //     WatchListClient gate is on), where the classic pipeline can only be reached
