@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
@@ -60,6 +61,10 @@ type listener[T indexer.Object] struct {
 	// started — when the processor removes it (removeListener).
 	// ShutDownEventHandler waits for it.
 	finished chan struct{}
+	// goroutine is the id of run's goroutine, 0 until run starts. Written once, by
+	// run itself, before its first handler call; ShutDownEventHandler compares it
+	// with its caller's (calledFromHandler).
+	goroutine atomic.Uint64
 
 	mu sync.Mutex
 	// pending holds notifications not yet handed to the handler, in blocks drawn
@@ -154,6 +159,7 @@ func (l *listener[T]) add(n notification[T]) {
 // Notifications still queued then are dropped, as in client-go: the informer is
 // stopping, or the handler was removed.
 func (l *listener[T]) run() {
+	l.goroutine.Store(goroutineID())
 	defer close(l.finished)
 	for {
 		l.mu.Lock()

@@ -190,6 +190,67 @@ func TestShutDownEventHandlerReturnsAtOnceWhenTheHandlerIsNotRunning(t *testing.
 	})
 }
 
+// Called from inside the handler it would shut down, ShutDownEventHandler could only
+// wait for itself. It returns ErrShutDownFromOwnHandler instead, and removes nothing.
+func TestShutDownEventHandlerFromItsOwnHandlerIsAnErrorNotADeadlock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{})
+		rec := &recorder{}
+		errs := make(chan error, 1)
+		var reg *informer.Registration[*corev1.ConfigMap]
+		reg, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(obj *corev1.ConfigMap, initial bool) {
+			rec.OnAdd(obj, initial)
+			if obj.Name == "shut-yourself-down" {
+				// Bounded, so that without the check this test fails instead of hanging.
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				errs <- inf.ShutDownEventHandler(ctx, reg)
+			}
+		}})
+		require.NoError(t, err)
+		running(t, inf)
+		synctest.Wait()
+
+		src.Create(cm("shut-yourself-down"))
+		synctest.Wait()
+		assert.ErrorIs(t, <-errs, informer.ErrShutDownFromOwnHandler)
+
+		src.Create(cm("later"))
+		synctest.Wait()
+		assert.Equal(t, []string{"add shut-yourself-down", "add later"}, rec.summary(), "still registered")
+		require.NoError(t, inf.ShutDownEventHandler(context.Background(), reg), "from outside, it works")
+	})
+}
+
+// Only the handler's own goroutine is refused: another handler of the same informer
+// may shut it down (and waits for it like any other caller).
+func TestAHandlerMayShutDownAnotherHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{})
+		victim := &recorder{}
+		victimReg, err := inf.AddEventHandler(victim)
+		require.NoError(t, err)
+		errs := make(chan error, 1)
+		_, err = inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(obj *corev1.ConfigMap, _ bool) {
+			if obj.Name == "stop-the-other" {
+				errs <- inf.ShutDownEventHandler(context.Background(), victimReg)
+			}
+		}})
+		require.NoError(t, err)
+		running(t, inf)
+		synctest.Wait()
+
+		src.Create(cm("stop-the-other"))
+		synctest.Wait()
+		require.NoError(t, <-errs)
+		src.Create(cm("later"))
+		synctest.Wait()
+		assert.NotContains(t, victim.summary(), "add later")
+	})
+}
+
 // A registration this informer did not make — another informer's, or nil — is refused
 // with ErrForeignRegistration, and the other informer's handler is left alone.
 // (client-go would remove nothing and then wait for that handler to stop.)
