@@ -58,6 +58,48 @@ func busyHandler(t *testing.T, g *gate) (*fakeapi.Server[*corev1.ConfigMap], *in
 	return src, inf, reg
 }
 
+// RemoveEventHandler is asynchronous, as client-go 1.37 now documents its own: it
+// returns while the handler is still inside a call, and that call runs to its end
+// afterwards. Whatever the handler uses must outlive the removal.
+func TestRemoveEventHandlerReturnsWithoutWaitingForTheCallInProgress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := newGate()
+		_, inf, reg := busyHandler(t, g)
+
+		inf.RemoveEventHandler(reg)
+		assert.Empty(t, g.returned(), "RemoveEventHandler returned with the call still in progress")
+
+		close(g.open)
+		synctest.Wait()
+		assert.Equal(t, []string{"busy"}, g.returned(), "the call finished after the removal")
+	})
+}
+
+// A handler may remove itself: RemoveEventHandler does not wait, so the call it is
+// made from simply returns, and nothing reaches the handler after it.
+func TestAHandlerMayRemoveItself(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		inf := newInformer(defaults, src, informer.Options[*corev1.ConfigMap]{})
+		rec := &recorder{}
+		var reg *informer.Registration[*corev1.ConfigMap]
+		reg, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(obj *corev1.ConfigMap, initial bool) {
+			rec.OnAdd(obj, initial)
+			if obj.Name == "remove-yourself" {
+				inf.RemoveEventHandler(reg)
+			}
+		}})
+		require.NoError(t, err)
+		running(t, inf)
+		synctest.Wait()
+
+		src.Create(cm("remove-yourself"))
+		src.Create(cm("later"))
+		synctest.Wait()
+		assert.Equal(t, []string{"add remove-yourself"}, rec.summary())
+	})
+}
+
 // ShutDownEventHandler returns only once the handler's call in progress has returned;
 // the notifications queued behind that call are dropped, and nothing later arrives.
 // After it returns, the test could close whatever the handler used.
