@@ -42,7 +42,8 @@
 // receives), informer.go (the type and its
 // options), run.go (Run and the processing loop), deltas.go (from deltas to cache to
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/fifo), synctrack.go,
-// registration.go (adding and removing handlers), wait.go and syncerrors.go
+// registration.go (adding and removing handlers) and shutdown.go (removing one and
+// waiting until it has stopped), wait.go and syncerrors.go
 // (WaitForCacheSync that tells you why), resource.go and factory.go (one informer per
 // resource), mutation.go (the optional cache mutation detector), metrics.go (what
 // Options.MetricsProvider is given),
@@ -77,6 +78,12 @@
 //     stack trace (client-go's HandleCrash logs the stack too, then by default
 //     re-panics and crashes the process). A recovered initial add still counts
 //     as handled, so the registration can sync without that object handled.
+//   - ShutDownEventHandler is a method of the informer (client-go's is a package
+//     function: its informer is an interface) and takes a ctx. It returns
+//     ErrShutDownFromOwnHandler when called from inside the handler it shuts down,
+//     where client-go's only says it MUST NOT be and deadlocks, and
+//     ErrForeignRegistration for another informer's registration, where client-go's
+//     waits for that handler to stop (shutdown.go).
 //   - Logs go to Options.Logger, slog.Default() when it is nil; client-go logs through
 //     klog.
 //   - WaitForCacheSync waits on channels (client-go polls every 100ms) and returns an
