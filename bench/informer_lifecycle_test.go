@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinternals/informers/bench/internal/sidebyside"
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/reflector"
 )
@@ -230,7 +229,7 @@ func BenchmarkInformerRelistWithDeletions(b *testing.B) {
 			c := &relistCounter{want: w, done: make(chan struct{})}
 			if _, err := inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
 				UpdateFunc: func(_, _ *corev1.ConfigMap) { c.updates.Add(1); c.seen() },
-				DeleteFunc: func(*corev1.ConfigMap, *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) {
+				DeleteFunc: func(informer.DeletedObject[*corev1.ConfigMap]) {
 					c.deletes.Add(1)
 					c.seen()
 				},

@@ -51,7 +51,7 @@
 // # Reading order
 //
 //  1. object.go — the Object constraint (runtime.Object + metav1.Object).
-//  2. keys.go — KeyFunc, MetaNamespaceKeyFunc, ObjectKey, SplitMetaNamespaceKey.
+//  2. keys.go — KeyFunc, MetaNamespaceKeyFunc, ObjectKey, ObjectName, SplitMetaNamespaceKey.
 //  3. tombstone.go — DeletedFinalStateUnknown, the typed tombstone.
 //  4. store.go — the Store and Indexer interfaces, New, the write path and Replace.
 //  5. table.go — the unlocked table: put (with the update fast path), load, remove,
@@ -112,7 +112,12 @@
 //     IndexFuncToKeyFuncAdapter, ExpirationCache, UndeltaStore, MutationCache and Heap:
 //     none is on the informer path this module rebuilds.
 //   - KeyError (client-go's wrapper for a KeyFunc failure) is the ErrKeyFunc sentinel
-//     wrapping the cause; ExplicitKey and ObjectName have no job once keys are plain
-//     strings computed from typed objects (ObjectKey and SplitMetaNamespaceKey cover
-//     building and parsing them).
+//     wrapping the cause; ExplicitKey has no job once keys are plain strings computed
+//     from typed objects (ObjectKey and SplitMetaNamespaceKey cover building and
+//     parsing them). ObjectName is kept minimal — two fields and String — for the one
+//     job it has here: what a delete handler's DeletedObject.GetObjectName returns.
+//   - DeletionHandlingMetaNamespaceKeyFunc and DeletionHandlingObjectToName: a delete
+//     handler gets the key and the name from the DeletedObject it receives (GetKey,
+//     GetObjectName; package informer), which client-go 1.37 documents as their
+//     replacement. With the tombstone typed, neither can fail.
 package indexer

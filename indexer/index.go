@@ -10,12 +10,18 @@ package indexer
 // given object. The store keeps the values it returns (as strings, not the slice)
 // until the object changes.
 //
-// client-go: tools/cache/index.go IndexFunc
+// Differences from client-go: this is client-go 1.37's TypedIndexFunc[T]; its untyped
+// IndexFunc, which gets an interface{}, has no counterpart.
+//
+// client-go: tools/cache/index.go TypedIndexFunc, IndexFunc
 type IndexFunc[T any] func(obj T) ([]string, error)
 
 // Indexers maps an index name to the function that computes its values.
 //
-// client-go: tools/cache/index.go Indexers
+// Differences from client-go: this is client-go 1.37's TypedIndexers[T]; there is no
+// untyped map to convert it to (TypedIndexersToIndexers).
+//
+// client-go: tools/cache/index.go TypedIndexers, Indexers
 type Indexers[T any] map[string]IndexFunc[T]
 
 // NamespaceIndex is the conventional name of the index by namespace. A Lister's

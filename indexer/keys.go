@@ -41,6 +41,26 @@ func ObjectKey(namespace, name string) string {
 	return namespace + "/" + name
 }
 
+// ObjectName is an object's namespace and name: the two parts of its key, apart. A
+// delete handler gets one from DeletedObject.GetObjectName (package informer) even
+// when all it has is a tombstone's key.
+//
+// Simplified: client-go's ObjectName also has NewObjectName, Parts, ParseObjectName
+// and conversions to and from types.NamespacedName; a struct literal,
+// SplitMetaNamespaceKey and the two fields cover them here.
+//
+// client-go: tools/cache/object-names.go ObjectName
+type ObjectName struct {
+	Namespace string
+	Name      string
+}
+
+// String is the object's key: ObjectKey(n.Namespace, n.Name), so "namespace/name", or
+// the name alone when there is no namespace.
+//
+// client-go: tools/cache/object-names.go ObjectName.String
+func (n ObjectName) String() string { return ObjectKey(n.Namespace, n.Name) }
+
 // appendObjectKey appends ObjectKey(namespace, name) to dst. The store uses it to build
 // keys in a stack buffer (see table.find).
 func appendObjectKey(dst []byte, namespace, name string) []byte {
@@ -75,18 +95,6 @@ func SplitMetaNamespaceKey(key string) (namespace, name string, err error) {
 		return "", "", fmt.Errorf("%w: %q has more than one '/'", ErrMalformedKey, key)
 	}
 	return ns, n, nil
-}
-
-// DeletionHandlingMetaNamespaceKeyFunc is the key function for a delete handler: it
-// returns the tombstone's key when the final state is unknown and the object's key
-// otherwise. Use it in OnDelete to enqueue a key without caring which case you got.
-//
-// client-go: tools/cache/controller.go DeletionHandlingMetaNamespaceKeyFunc
-func DeletionHandlingMetaNamespaceKeyFunc[T Object](obj T, tombstone *DeletedFinalStateUnknown[T]) (string, error) {
-	if tombstone != nil {
-		return tombstone.Key, nil
-	}
-	return MetaNamespaceKeyFunc(obj)
 }
 
 // isNil reports whether obj is a nil interface or an interface holding a nil pointer,

@@ -82,30 +82,12 @@ func TestObjectKey(t *testing.T) {
 	assert.Equal(t, "n", ObjectKey("", "n"), "an empty namespace gives a cluster-scoped key")
 }
 
-func TestDeletionHandlingMetaNamespaceKeyFunc(t *testing.T) {
-	last := cm("ns", "gone")
-	t.Run("a delete seen as an event is keyed by the object", func(t *testing.T) {
-		got, err := DeletionHandlingMetaNamespaceKeyFunc(last, nil)
-		require.NoError(t, err)
-		assert.Equal(t, "ns/gone", got)
-	})
-	t.Run("a delete inferred by a relist is keyed by the tombstone's key", func(t *testing.T) {
-		// The tombstone's key wins even over a (stale) object with another identity.
-		ts := &DeletedFinalStateUnknown[*corev1.ConfigMap]{Key: "ns/recorded", Obj: last}
-		got, err := DeletionHandlingMetaNamespaceKeyFunc(last, ts)
-		require.NoError(t, err)
-		assert.Equal(t, "ns/recorded", got)
-	})
-	t.Run("a tombstone with a nil object still yields its key", func(t *testing.T) {
-		ts := &DeletedFinalStateUnknown[*corev1.ConfigMap]{Key: "ns/only-key"}
-		got, err := DeletionHandlingMetaNamespaceKeyFunc(nil, ts)
-		require.NoError(t, err)
-		assert.Equal(t, "ns/only-key", got)
-	})
-	t.Run("no tombstone and a nil object is an error", func(t *testing.T) {
-		_, err := DeletionHandlingMetaNamespaceKeyFunc[*corev1.ConfigMap](nil, nil)
-		require.ErrorIs(t, err, ErrNilObject)
-	})
+func TestObjectNameStringIsTheObjectsKey(t *testing.T) {
+	assert.Equal(t, "ns/n", ObjectName{Namespace: "ns", Name: "n"}.String())
+	assert.Equal(t, "n", ObjectName{Name: "n"}.String(), "no namespace: the name alone")
+	key, err := MetaNamespaceKeyFunc(cm("ns", "n"))
+	require.NoError(t, err)
+	assert.Equal(t, key, ObjectName{Namespace: "ns", Name: "n"}.String(), "the key MetaNamespaceKeyFunc gives")
 }
 
 // FuzzSplitMetaNamespaceKey checks that SplitMetaNamespaceKey and ObjectKey are

@@ -38,7 +38,11 @@ type Store[T Object] interface {
 // list of values, and per index a map from each value to the keys of the objects that
 // produced it.
 //
-// client-go: tools/cache/index.go Indexer
+// Differences from client-go: this is client-go 1.37's TypedIndexer[T] without an
+// untyped Indexer underneath: Index, ByIndex and AddIndexers are typed themselves
+// (its TypedIndex, ByTypedIndex and AddTypedIndexers), so no result is type-asserted.
+//
+// client-go: tools/cache/index.go TypedIndexer, Indexer
 type Indexer[T Object] interface {
 	Store[T]
 	// Index returns the stored objects that share at least one value with obj in the

@@ -8,8 +8,9 @@ package indexer
 // Why it is its own type: in client-go the tombstone travels through the same
 // interface{} as the object, so a delete handler that writes obj.(*v1.Pod) panics on
 // the rare delete seen only by a relist (user pain point 9). Here the tombstone is a
-// distinct generic type that is never a T: a handler receives it in a separate,
-// typed parameter, so it cannot be mistaken for the object.
+// distinct generic type that is never a T: a handler receives it in its own typed
+// field, DeletedObject.FinalStateUnknown (package informer), beside the object, so it
+// cannot be mistaken for the object.
 //
 // client-go: tools/cache/delta_fifo.go DeletedFinalStateUnknown
 type DeletedFinalStateUnknown[T any] struct {

@@ -38,10 +38,12 @@
 //   - An update whose old and new objects share a resourceVersion is a "resync" and
 //     goes only to handlers due a resync.
 //
-// Reading order: handler.go (what you implement), informer.go (the type and its
+// Reading order: handler.go (what you implement) and deleted.go (what OnDelete
+// receives), informer.go (the type and its
 // options), run.go (Run and the processing loop), deltas.go (from deltas to cache to
 // notifications), processor.go and listener.go (fan-out; the buffer is internal/fifo), synctrack.go,
-// registration.go (adding and removing handlers), wait.go and syncerrors.go
+// registration.go (adding and removing handlers) and shutdown.go (removing one and
+// waiting until it has stopped), wait.go and syncerrors.go
 // (WaitForCacheSync that tells you why), resource.go and factory.go (one informer per
 // resource), mutation.go (the optional cache mutation detector), metrics.go (what
 // Options.MetricsProvider is given),
@@ -50,9 +52,14 @@
 //
 // # Differences from client-go
 //
-//   - Generic: SharedIndexInformer[T]; handlers receive T, never interface{}; a delete
-//     inferred by a relist carries a typed tombstone in a separate parameter, so the
-//     classic obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written.
+//   - Only typed: SharedIndexInformer[T]; handlers receive T, never interface{}, and
+//     a delete a DeletedObject[T] whose tombstone is typed, so the classic
+//     obj.(*v1.Pod) panic on DeletedFinalStateUnknown cannot be written. client-go 1.37
+//     has typed handlers of the same shape (TypedResourceEventHandler[T],
+//     DeletedObject[T]; ours drop the "Typed" prefix); what still differs is
+//     underneath: there they adapt untyped stores, asserting each object to T (a T
+//     that does not match panics at the first event; here it does not compile), its
+//     DeletedObject can hold a nil object, and the untyped handlers remain.
 //   - The classic pipeline is an option per informer. The zero values match client-go
 //     1.37 (RealFIFO: its InOrderInformers gate is GA and locked on; watch-list: its
 //     WatchListClient gate is on), where the classic pipeline can only be reached
@@ -71,6 +78,12 @@
 //     stack trace (client-go's HandleCrash logs the stack too, then by default
 //     re-panics and crashes the process). A recovered initial add still counts
 //     as handled, so the registration can sync without that object handled.
+//   - ShutDownEventHandler is a method of the informer (client-go's is a package
+//     function: its informer is an interface) and takes a ctx. It returns
+//     ErrShutDownFromOwnHandler when called from inside the handler it shuts down,
+//     where client-go's only says it MUST NOT be and deadlocks, and
+//     ErrForeignRegistration for another informer's registration, where client-go's
+//     waits for that handler to stop (shutdown.go).
 //   - Logs go to Options.Logger, slog.Default() when it is nil; client-go logs through
 //     klog.
 //   - WaitForCacheSync waits on channels (client-go polls every 100ms) and returns an

@@ -12,9 +12,9 @@ import (
 	"github.com/kubeinternals/informers/internal/fakeapi"
 )
 
-// A watch DELETED for a key the cache never held reaches RealFIFO's handlers as
-// OnDelete(obj, nil) — RealFIFO never reads the cache, as in client-go 1.37 — while
-// DeltaFIFO drops it (nothing queued for the key, nothing known: no news).
+// A watch DELETED for a key the cache never held reaches RealFIFO's handlers as an
+// OnDelete without a tombstone — RealFIFO never reads the cache, as in client-go 1.37 —
+// while DeltaFIFO drops it (nothing queued for the key, nothing known: no news).
 func TestADeleteOfAKeyTheCacheNeverHeld(t *testing.T) {
 	want := map[informer.QueueKind][]string{
 		informer.RealFIFOQueue:  {"delete ghost"},

@@ -73,8 +73,8 @@ func (r *recorder) OnUpdate(old, obj *corev1.ConfigMap) {
 	r.append(event{kind: "update", name: obj.Name, rv: obj.ResourceVersion, oldRV: old.ResourceVersion})
 }
 
-func (r *recorder) OnDelete(obj *corev1.ConfigMap, tombstone *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) {
-	r.append(event{kind: "delete", name: obj.Name, rv: obj.ResourceVersion, tombstone: tombstone != nil})
+func (r *recorder) OnDelete(obj informer.DeletedObject[*corev1.ConfigMap]) {
+	r.append(event{kind: "delete", name: obj.OptionalObj.Name, rv: obj.OptionalObj.ResourceVersion, tombstone: obj.FinalStateUnknown != nil})
 }
 
 func (r *recorder) append(e event) {

@@ -123,6 +123,11 @@ func TestARelistThatNoLongerContainsAnObjectDeliversADeleteWithATombstone(t *tes
 				rec := &recorder{}
 				_, err := inf.AddEventHandler(rec)
 				require.NoError(t, err)
+				deleted := make(chan informer.DeletedObject[*corev1.ConfigMap], 1)
+				_, err = inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{
+					DeleteFunc: func(d informer.DeletedObject[*corev1.ConfigMap]) { deleted <- d },
+				})
+				require.NoError(t, err)
 				running(t, inf)
 				synctest.Wait()
 
@@ -136,6 +141,15 @@ func TestARelistThatNoLongerContainsAnObjectDeliversADeleteWithATombstone(t *tes
 
 				assert.Contains(t, rec.summary(), "delete gone (tombstone)")
 				assert.Equal(t, []string{"ns/stays"}, inf.Indexer().ListKeys())
+				// The handler gets the last state the cache had, never nil, and the
+				// tombstone holds that same object under the key it was cached under.
+				d := <-deleted
+				require.NotNil(t, d.OptionalObj)
+				assert.Equal(t, gone.ResourceVersion, d.OptionalObj.ResourceVersion)
+				require.NotNil(t, d.FinalStateUnknown)
+				assert.Same(t, d.OptionalObj, d.FinalStateUnknown.Obj)
+				assert.Equal(t, "ns/gone", d.FinalStateUnknown.Key)
+				assert.Equal(t, "ns/gone", d.GetKey())
 				// An unchanged object seen again by the relist is an update with the
 				// same resourceVersion. Pitfall (as in client-go): it is treated like a
 				// resync, yet reaches a handler without a resync period, because a

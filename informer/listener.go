@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
@@ -55,6 +56,15 @@ type listener[T indexer.Object] struct {
 	// firstWarning is the backlog of the first falling-behind warning (0 or
 	// negative: never). Immutable.
 	firstWarning int
+	// finished is closed once this listener will never call its handler again and
+	// no call is in progress: when run returns, or — for a listener whose run never
+	// started — when the processor removes it (removeListener).
+	// ShutDownEventHandler waits for it.
+	finished chan struct{}
+	// goroutine is the id of run's goroutine, 0 until run starts. Written once, by
+	// run itself, before its first handler call; ShutDownEventHandler compares it
+	// with its caller's (calledFromHandler).
+	goroutine atomic.Uint64
 
 	mu sync.Mutex
 	// pending holds notifications not yet handed to the handler, in blocks drawn
@@ -90,6 +100,7 @@ func newListener[T indexer.Object](h ResourceEventHandler[T], logger *slog.Logge
 		name:                  "handler",
 		wake:                  make(chan struct{}, 1),
 		firstWarning:          warnAt,
+		finished:              make(chan struct{}),
 		pending:               fifo.Queue[notification[T]]{Pool: blocks},
 		warnAt:                warnAt,
 		sync:                  newSyncTracker(),
@@ -140,13 +151,16 @@ func (l *listener[T]) add(n notification[T]) {
 	}
 }
 
-// run calls the handler for each notification in order until close.
+// run calls the handler for each notification in order until close, then closes
+// finished.
 //
 // Owner: the sharedProcessor (started by run or addListener, counted in its wait
 // group); exits when close is called, after the handler call in progress returns.
 // Notifications still queued then are dropped, as in client-go: the informer is
-// stopping.
+// stopping, or the handler was removed.
 func (l *listener[T]) run() {
+	l.goroutine.Store(goroutineID())
+	defer close(l.finished)
 	for {
 		l.mu.Lock()
 		var n notification[T]
@@ -226,7 +240,7 @@ func (l *listener[T]) call(n notification[T]) {
 	case updateNotification:
 		l.handler.OnUpdate(n.oldObj, n.newObj)
 	case deleteNotification:
-		l.handler.OnDelete(n.oldObj, n.tombstone)
+		l.handler.OnDelete(DeletedObject[T]{OptionalObj: n.oldObj, FinalStateUnknown: n.tombstone})
 	}
 }
 

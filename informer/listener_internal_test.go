@@ -47,3 +47,17 @@ func TestDetermineResyncPeriodFollowsClientGo(t *testing.T) {
 }
 
 func durationOf(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// calledFromHandler rests on goroutineID telling goroutines apart; if a Go release
+// changed the stack header it reads, this fails before the own-handler check silently
+// stops working.
+func TestGoroutineIDTellsGoroutinesApart(t *testing.T) {
+	mine := goroutineID()
+	require.NotZero(t, mine)
+	assert.Equal(t, mine, goroutineID(), "the same on the same goroutine")
+	other := make(chan uint64)
+	go func() { other <- goroutineID() }()
+	theirs := <-other
+	assert.NotZero(t, theirs)
+	assert.NotEqual(t, mine, theirs)
+}

@@ -74,7 +74,8 @@ func (p *sharedProcessor[T]) startLocked(l *listener[T]) {
 }
 
 // removeListener unregisters l and stops its goroutine, and reports whether l was
-// registered. Unknown listeners are a no-op, so removing twice is fine.
+// registered. Unknown listeners are a no-op, so removing twice is fine. A listener
+// whose goroutine never started is finished at once: nothing will ever run it.
 //
 // client-go: tools/cache/shared_informer.go sharedProcessor.removeListener
 func (p *sharedProcessor[T]) removeListener(l *listener[T]) bool {
@@ -85,6 +86,12 @@ func (p *sharedProcessor[T]) removeListener(l *listener[T]) bool {
 	}
 	delete(p.listeners, l)
 	l.close()
+	if !p.started {
+		// Invariant: a listener's goroutine is started only while it is in
+		// p.listeners and p.started is set, both under p.mu; so l's never was,
+		// never will be, and finished has no other closer.
+		close(l.finished)
+	}
 	return true
 }
 

@@ -146,7 +146,15 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 // RemoveEventHandler unregisters a handler and stops its goroutine; notifications
 // still queued for it are dropped. With Options.MetricsProvider, the provider is told
 // to delete the handler's series (MetricsProvider.DeleteHandlerMetrics). Removing a
-// handler twice, or one of another informer, is a no-op.
+// handler twice, or one of another informer, is a no-op. It may be called from inside
+// the handler itself.
+//
+// It is asynchronous: it does not wait for the handler. A call the handler is making
+// when RemoveEventHandler returns — or one its goroutine has already taken from the
+// buffer and is about to make — still runs to its end afterwards; no other is made.
+// So whatever that call uses (a channel it sends on, a client it writes with) must
+// stay usable after the removal; ShutDownEventHandler removes and then waits until
+// the handler has stopped.
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.RemoveEventHandler
 func (s *SharedIndexInformer[T]) RemoveEventHandler(reg *Registration[T]) {

@@ -101,7 +101,7 @@ func journeyThroughEveryStage(t *testing.T, env *testenv.Env, p pipeline) {
 	_, err = inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{
 		AddFunc:    func(obj *corev1.ConfigMap, _ bool) { enqueue(obj) },
 		UpdateFunc: func(_, obj *corev1.ConfigMap) { enqueue(obj) },
-		DeleteFunc: func(obj *corev1.ConfigMap, _ *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) { enqueue(obj) },
+		DeleteFunc: func(obj informer.DeletedObject[*corev1.ConfigMap]) { enqueue(obj.OptionalObj) },
 	}, informer.HandlerOptions{Name: "enqueue"})
 	require.NoError(t, err)
 	workerDone := make(chan struct{})

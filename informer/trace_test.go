@@ -21,7 +21,7 @@ type panicky struct{}
 
 func (panicky) OnAdd(*corev1.ConfigMap, bool)   { panic("add went wrong") }
 func (panicky) OnUpdate(_, _ *corev1.ConfigMap) { panic("update went wrong") }
-func (panicky) OnDelete(*corev1.ConfigMap, *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) {
+func (panicky) OnDelete(informer.DeletedObject[*corev1.ConfigMap]) {
 	panic("delete went wrong")
 }
 

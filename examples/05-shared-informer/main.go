@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/examples/internal/stepmain"
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/listwatch"
 )
@@ -43,8 +42,9 @@ func printer(out io.Writer, name string) informer.HandlerFuncs[*corev1.ConfigMap
 			}
 			fmt.Fprintf(out, "%-5s %-6s %s rv=%s→%s\n", name, kind, cm.Name, old.ResourceVersion, cm.ResourceVersion)
 		},
-		DeleteFunc: func(cm *corev1.ConfigMap, tombstone *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) {
-			fmt.Fprintf(out, "%-5s delete %s rv=%s inferred=%v\n", name, cm.Name, cm.ResourceVersion, tombstone != nil)
+		DeleteFunc: func(d informer.DeletedObject[*corev1.ConfigMap]) {
+			cm := d.OptionalObj // never nil here; with a tombstone, the last state this informer had
+			fmt.Fprintf(out, "%-5s delete %s rv=%s inferred=%v\n", name, cm.Name, cm.ResourceVersion, d.FinalStateUnknown != nil)
 		},
 	}
 }

@@ -57,7 +57,7 @@ func run(ctx context.Context, cfg *rest.Config, log *slog.Logger, out io.Writer,
 		},
 		// A deleted object still has a key; the tombstone (a delete seen only by a
 		// relist) carries the same last known object.
-		DeleteFunc: func(cm *corev1.ConfigMap, _ *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) { enqueue(cm) },
+		DeleteFunc: func(d informer.DeletedObject[*corev1.ConfigMap]) { enqueue(d.OptionalObj) },
 	})
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
 )
@@ -52,14 +51,14 @@ func runCompaction410(ctx context.Context, lab *Lab) (*Report, error) {
 	var mu sync.Mutex
 	var deletes []string // "key (tombstone …)" or "key (watch event)"
 	onDelete := informer.HandlerFuncs[*corev1.PodTemplate]{
-		DeleteFunc: func(obj *corev1.PodTemplate, tombstone *indexer.DeletedFinalStateUnknown[*corev1.PodTemplate]) {
+		DeleteFunc: func(d informer.DeletedObject[*corev1.PodTemplate]) {
 			mu.Lock()
 			defer mu.Unlock()
-			if tombstone != nil {
-				deletes = append(deletes, fmt.Sprintf("%s (tombstone, last known resourceVersion %s)", tombstone.Key, tombstone.Obj.ResourceVersion))
+			if d.FinalStateUnknown != nil {
+				deletes = append(deletes, fmt.Sprintf("%s (tombstone, last known resourceVersion %s)", d.GetKey(), d.OptionalObj.ResourceVersion))
 				return
 			}
-			deletes = append(deletes, obj.Namespace+"/"+obj.Name+" (watch event)")
+			deletes = append(deletes, d.GetKey()+" (watch event)")
 		}}
 	inf, err := startObserved(ctx, lab, lab.Watched, labelled(ns, "podtemplates"), informer.FactoryOptions{}, func(inf *informer.SharedIndexInformer[*corev1.PodTemplate]) error {
 		_, err := inf.AddEventHandlerWithOptions(onDelete, informer.HandlerOptions{Name: "onDelete"})

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"
@@ -220,7 +219,7 @@ func runIdenticalUpdates(ctx context.Context, lab *Lab) (*Report, error) {
 	reg, err := inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{
 		AddFunc:    func(*corev1.ConfigMap, bool) { enqueue() },
 		UpdateFunc: func(_, _ *corev1.ConfigMap) { enqueue() },
-		DeleteFunc: func(*corev1.ConfigMap, *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) { enqueue() },
+		DeleteFunc: func(informer.DeletedObject[*corev1.ConfigMap]) { enqueue() },
 	}, informer.HandlerOptions{Name: "enqueueSync"})
 	if err != nil {
 		return nil, err

@@ -254,8 +254,8 @@ func (c *callRecorder[T]) handler() informer.HandlerFuncs[T] {
 		UpdateFunc: func(oldObj, newObj T) {
 			rec(handlerCall{kind: "update", name: newObj.GetName(), oldRV: oldObj.GetResourceVersion(), newRV: newObj.GetResourceVersion()})
 		},
-		DeleteFunc: func(obj T, tombstone *indexer.DeletedFinalStateUnknown[T]) {
-			rec(handlerCall{kind: "delete", name: obj.GetName(), oldRV: obj.GetResourceVersion(), stone: tombstone != nil})
+		DeleteFunc: func(d informer.DeletedObject[T]) {
+			rec(handlerCall{kind: "delete", name: d.GetName(), oldRV: d.OptionalObj.GetResourceVersion(), stone: d.FinalStateUnknown != nil})
 		},
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"
@@ -167,7 +166,7 @@ func runSameKeyDedup(ctx context.Context, lab *Lab) (*Report, error) {
 	if _, err := inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{
 		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { enqueue(cm) },
 		UpdateFunc: func(_, cm *corev1.ConfigMap) { enqueue(cm) },
-		DeleteFunc: func(cm *corev1.ConfigMap, _ *indexer.DeletedFinalStateUnknown[*corev1.ConfigMap]) { enqueue(cm) },
+		DeleteFunc: func(d informer.DeletedObject[*corev1.ConfigMap]) { enqueue(d.OptionalObj) },
 	}, informer.HandlerOptions{Name: "enqueueGroup"}); err != nil {
 		return nil, err
 	}

@@ -36,9 +36,9 @@ func (c *Controller) deploymentHandlers() informer.HandlerFuncs[*appsv1.Deployme
 			c.entered(DeploymentHandler)
 			c.onDeploymentUpdate(oldDep, newDep)
 		},
-		DeleteFunc: func(d *appsv1.Deployment, tombstone *indexer.DeletedFinalStateUnknown[*appsv1.Deployment]) {
+		DeleteFunc: func(d informer.DeletedObject[*appsv1.Deployment]) {
 			c.entered(DeploymentHandler)
-			c.onDeploymentDelete(d, tombstone)
+			c.onDeploymentDelete(d)
 		},
 	}
 }
@@ -66,20 +66,21 @@ func (c *Controller) onDeploymentUpdate(oldDep, newDep *appsv1.Deployment) {
 	c.handleDeployment(newDep)
 }
 
-// onDeploymentDelete handles a deleted Deployment. tombstone is non-nil when the informer
-// inferred the delete from a relist (it missed the watch event): d is then the last
-// state this process saw, which still carries the owner reference we need.
+// onDeploymentDelete handles a deleted Deployment. d.FinalStateUnknown is non-nil when
+// the informer inferred the delete from a relist (it missed the watch event):
+// d.OptionalObj is then the last state this process saw, which still carries the owner
+// reference we need.
 //
 // Why re-enqueue on delete at all: someone deleted the Deployment a Foo owns; the sync
 // recreates it.
 //
 // sample-controller: controller.go Controller.handleObject (the
 // DeletedFinalStateUnknown branch)
-func (c *Controller) onDeploymentDelete(d *appsv1.Deployment, tombstone *indexer.DeletedFinalStateUnknown[*appsv1.Deployment]) {
-	if tombstone != nil {
-		c.log.Debug("deployment delete inferred by a relist", "deployment", tombstone.Key)
+func (c *Controller) onDeploymentDelete(d informer.DeletedObject[*appsv1.Deployment]) {
+	if d.FinalStateUnknown != nil {
+		c.log.Debug("deployment delete inferred by a relist", "deployment", d.GetKey())
 	}
-	c.handleDeployment(d)
+	c.handleDeployment(d.OptionalObj)
 }
 
 // handleDeployment enqueues the Foo that controls d, if any, and if that Foo still exists

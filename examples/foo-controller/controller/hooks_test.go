@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubeinternals/informers/informer"
 )
 
 // newHooked builds a controller that is never run: nothing here talks to a server.
@@ -63,7 +65,7 @@ func TestHooks(t *testing.T) {
 		h := c.deploymentHandlers()
 		h.AddFunc(dep, false)
 		h.UpdateFunc(dep, dep)
-		h.DeleteFunc(dep, nil)
+		h.DeleteFunc(informer.DeletedObject[*appsv1.Deployment]{OptionalObj: dep})
 		assert.Equal(t, []string{DeploymentHandler, DeploymentHandler, DeploymentHandler}, calls)
 	})
 }

@@ -146,7 +146,7 @@ func enqueueAll[T indexer.Object](q workqueue.Interface[string]) informer.Handle
 	return informer.HandlerFuncs[T]{
 		AddFunc:    func(T, bool) { add() },
 		UpdateFunc: func(T, T) { add() },
-		DeleteFunc: func(T, *indexer.DeletedFinalStateUnknown[T]) { add() },
+		DeleteFunc: func(informer.DeletedObject[T]) { add() },
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/workqueue"
 )
 
@@ -19,7 +20,7 @@ func Example_oneShotKey() {
 		secrets.OnUpdate(&corev1.Secret{}, &corev1.Secret{})
 	}
 	namespaces.OnAdd(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "new"}}, false)
-	secrets.OnDelete(&corev1.Secret{}, nil)
+	secrets.OnDelete(informer.DeletedObject[*corev1.Secret]{OptionalObj: &corev1.Secret{}})
 	fmt.Println("events: 102, queued syncs:", q.Len())
 	// Output:
 	// events: 102, queued syncs: 1
