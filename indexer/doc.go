@@ -60,6 +60,8 @@
 //  7. query.go — ByIndex, IndexKeys, Index, ListIndexFuncValues, AddIndexers.
 //  8. lister.go — Lister and NamespaceLister over any Indexer.
 //  9. errors.go — the sentinel errors and NotFoundError.
+//  10. mutation_cache.go — MutationCache: reads that see this client's own writes
+//     before the informer does; expiring_lru.go — the LRU it keeps them in.
 //
 // # Differences from client-go
 //
@@ -109,8 +111,9 @@
 //     not the store's.
 //   - Transactions (several writes under one lock), store metrics, the store-level
 //     transformer (our informer transforms in the queue, once, before the store), and
-//     IndexFuncToKeyFuncAdapter, ExpirationCache, UndeltaStore, MutationCache and Heap:
-//     none is on the informer path this module rebuilds.
+//     IndexFuncToKeyFuncAdapter, ExpirationCache, UndeltaStore and Heap: none is on the
+//     informer path this module rebuilds. (MutationCache is: a controller reads its
+//     own writes through it; see mutation_cache.go.)
 //   - KeyError (client-go's wrapper for a KeyFunc failure) is the ErrKeyFunc sentinel
 //     wrapping the cause; ExplicitKey has no job once keys are plain strings computed
 //     from typed objects (ObjectKey and SplitMetaNamespaceKey cover building and
