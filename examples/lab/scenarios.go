@@ -21,6 +21,7 @@ func scenarios() []Scenario {
 		queuePerProcess(),
 		leaderElection(),
 		conflictRetry(),
+		readYourWrites(),
 		failingReconcile(),
 		crdMissing(),
 		callbackOrder(), // last of these: the later, the likelier the garbage collector knows Foos (see Lab.prepare)

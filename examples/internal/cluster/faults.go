@@ -30,6 +30,17 @@ func (c *Cluster) Refuse() (accept func() error, err error) {
 	return c.proxy.Accept, nil
 }
 
+// Freeze holds every byte between the watched informers and the apiserver until the
+// returned thaw is called: their connections stay open and silent, so a watch event the
+// apiserver sends meanwhile arrives only after the thaw. Direct is not affected.
+func (c *Cluster) Freeze() (thaw func(), err error) {
+	if !c.Local {
+		return nil, ErrNeedsLocalControlPlane
+	}
+	c.proxy.Freeze()
+	return c.proxy.Thaw, nil
+}
+
 // CompactEtcd compacts etcd's history up to now and returns the revision. A watch
 // that starts afterwards from an older resourceVersion — and is served from etcd, not
 // from the apiserver's watch cache — gets 410 Gone.
