@@ -139,3 +139,11 @@ func (c *countingBody) Read(p []byte) (int, error) {
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// withoutCompression is cfg with rest.Config.DisableCompression set: Go's transport
+// then sends no Accept-Encoding, and the kube-apiserver answers in plain bytes.
+func withoutCompression(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.DisableCompression = true
+	return c
+}
