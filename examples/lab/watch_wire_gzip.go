@@ -55,7 +55,9 @@ func watchListByHand(ctx context.Context, lab *Lab, r *Report, wire *trace.Trace
 	}
 	defer raw.close()
 	r.Do("open a second connection and send a watch-list — sendInitialEvents=true, resourceVersionMatch=NotOlderThan, no resourceVersion — accepting gzip too:")
-	r.Do("  %s", raw.shown[0])
+	for _, l := range raw.shown {
+		r.Do("  %s", l)
+	}
 	if !strings.Contains(raw.status, " 200 ") {
 		return "", fmt.Errorf("the watch-list was refused: %s", raw.status)
 	}
