@@ -36,6 +36,10 @@ import (
 // reads it. Observed from outside our code: the header the transport wrote
 // (httptrace), the response it returned (rest.Config.WrapTransport), and the bytes
 // read from the TCP connection (rest.Config.Dial) against the bytes our decoder read.
+//
+// kube-apiserver: k8s.io/apiserver/pkg/endpoints/handlers/watch.go watchResponseWriter.BeginStream, perFlushGzipWriter
+// kube-apiserver: k8s.io/apiserver/pkg/endpoints/handlers/get.go isListWatchRequest, listOpts
+// client-go: k8s.io/apimachinery/pkg/apis/meta/internalversion/defaults.go SetListOptionsDefaults (the defaulting listOpts applies)
 func TestIntegrationAWatchListIsGzippedOnTheWireAndDecodedBeforeOurDecoder(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)

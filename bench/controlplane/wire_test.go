@@ -79,6 +79,8 @@ func (w *wireSide) bytes() (read, decoded int64) { return w.read.Load(), w.decod
 // when it asked for gzip, and plain when it did not: the kube-apiserver decides
 // (its WatchListCompression feature), and a row whose meaning depends on it must not
 // change meaning silently.
+//
+// kube-apiserver: k8s.io/apiserver/pkg/endpoints/handlers/watch.go watchResponseWriter.BeginStream
 func (w *wireSide) checkCompression(b *testing.B) {
 	b.Helper()
 	gzipped, plain := w.gzipped.Load(), w.plain.Load()

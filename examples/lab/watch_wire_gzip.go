@@ -29,6 +29,9 @@ import (
 // gzips for a request that accepts gzip, read off the wire member by member; the
 // headers of two more watches; and what our RESTListerWatcher's transport sent and
 // received.
+//
+// kube-apiserver: k8s.io/apiserver/pkg/endpoints/handlers/watch.go watchResponseWriter.BeginStream, perFlushGzipWriter
+// kube-apiserver: k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/compression.go ContentEncodingSupported
 
 // watchListQuery is a watch-list of the lab's ConfigMaps: the initial state as ADDED
 // events, a bookmark annotated k8s.io/initial-events-end, then the changes.
