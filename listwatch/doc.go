@@ -37,6 +37,15 @@
 //   - Protobuf frames and list items of a generated type are decoded straight from
 //     the wire bytes, without the two copies apimachinery's wrappers make
 //     (protoenvelope.go).
+//   - Compression is the transport's business, as in client-go: we set no
+//     Accept-Encoding, so Go's http.Transport asks for gzip unless
+//     rest.Config.DisableCompression is set, and decompresses a gzipped body before
+//     the decoders read it. kube-apiserver v1.37 gzips a watch whose options, after
+//     its defaulting, say sendInitialEvents=true and allowWatchBookmarks=true — a
+//     watch-list, or a watch from RV "" or "0" with bookmarks — and no other watch
+//     (TestIntegrationAWatchListIsGzippedOnTheWireAndDecodedBeforeOurDecoder in
+//     reflector/); the events after the initial ones stay gzipped (the lab's
+//     watch-wire reads them off the wire).
 //
 // # Invariants
 //

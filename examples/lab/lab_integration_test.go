@@ -11,8 +11,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubeinternals/informers/examples/internal/cluster"
+	"github.com/kubeinternals/informers/examples/internal/steptest"
 	"github.com/kubeinternals/informers/trace"
 )
+
+// quotedIn names the page that quotes a scenario's output, in the fenced block after
+// the line "<!-- lab:NAME -->": each line of it must match a line the run printed, in
+// order ("…" stands for any text, a resourceVersion for any other).
+var quotedIn = map[string]string{
+	"watch-wire": "../../docs/03-reflector.md",
+}
 
 // TestIntegrationLab runs every scenario on one local cluster, as `make lab` does, and
 // asserts each claim its answer makes. One subtest per scenario:
@@ -39,6 +47,10 @@ func TestIntegrationLab(t *testing.T) {
 			require.NotEmpty(t, res.report.Checks, "a scenario asserts what it observed")
 			for _, c := range res.report.Checks {
 				assert.True(t, c.OK, "%s — measured: %s", c.Claim, c.Got)
+			}
+			// A chapter that quotes the scenario's output quotes what this run printed.
+			if page, ok := quotedIn[s.Name]; ok {
+				steptest.AssertSampleInOrder(t, steptest.Sample(t, page, "<!-- lab:"+s.Name+" -->"), out.String())
 			}
 			// The run's recording, read back from its file, shows what the answer claims.
 			_, events, err := trace.OpenRecording(filepath.Join(lab.recordDir, s.Name+".jsonl.gz"))

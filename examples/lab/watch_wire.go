@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,18 +20,23 @@ import (
 	"github.com/kubeinternals/informers/trace"
 )
 
-// watchWire: a WATCH read off the TLS connection byte by byte — the status line,
-// the headers, and each chunk of the chunked body as it arrives.
+// watchWire: WATCHes read off the TLS connection byte by byte — the status line, the
+// headers, and each chunk of the chunked body as it arrives: a plain watch, then a
+// watch-list, which kube-apiserver v1.37 gzips.
 func watchWire() Scenario {
 	return Scenario{
 		Name:     "watch-wire",
 		Question: "What travels on a WATCH?",
 		Why: "A WATCH is one long HTTP GET whose response never ends on its own: over HTTP/1.1 the body is chunked (Transfer-Encoding: chunked), and the apiserver writes and flushes each event as one JSON object and a newline, " +
-			"so each event arrives as one chunk: {\"type\": ADDED | MODIFIED | DELETED | BOOKMARK | ERROR, \"object\": the whole object}. " +
-			"Every event carries the full object at its new resourceVersion, never a diff; examples/01-raw-list-watch reads the same stream through net/http, which hides the chunk boundaries.",
+			"so each event of a plain watch arrives as one chunk: {\"type\": ADDED | MODIFIED | DELETED | BOOKMARK | ERROR, \"object\": the whole object}. " +
+			"Every event carries the full object at its new resourceVersion, never a diff. " +
+			"A watch-list is gzipped when its request accepts gzip (the apiserver's WatchListCompression feature, new in 1.37 and on by default): Content-Encoding: gzip for the whole watch, the events after the initial ones included, each flush ending one gzip member, however small. " +
+			"The apiserver counts as a watch-list every watch whose options, once it has filled in their defaults, say sendInitialEvents=true and allowWatchBookmarks=true — a watch from resourceVersion \"\" or \"0\" with bookmarks too — and compresses no other watch. " +
+			"Go's http.Transport adds Accept-Encoding: gzip to every request of client-go's rest client, and so of our RESTListerWatcher, unless rest.Config.DisableCompression is set, and undoes the gzip before the decoder reads; examples/01-raw-list-watch reads a plain watch through net/http, which hides the chunk boundaries.",
 		Read: []string{
-			"docs/03-reflector.md (WATCH) and examples/01-raw-list-watch (the same watch with rest.Request.Stream)",
+			"docs/03-reflector.md (WATCH, and the watch on the wire) and examples/01-raw-list-watch (the same watch with rest.Request.Stream)",
 			"listwatch/streamwatch.go: streamWatch.receive; reflector/watch.go: Reflector.watch",
+			"examples/lab/raw_request.go: openRaw (the request, written by hand)",
 		},
 		Run:      runWatchWire,
 		Recorded: watchWireRecorded,
@@ -49,30 +51,46 @@ type wireChunk struct {
 	err      error // reading failed (the stream is over)
 }
 
-// wireEvent is the part of a watch event this scenario reads.
+// wireEvent is the part of a JSON watch event this scenario reads.
 type wireEvent struct {
 	Type   string `json:"type"`
 	Object struct {
 		Metadata struct {
-			Name            string `json:"name"`
-			ResourceVersion string `json:"resourceVersion"`
+			Name            string            `json:"name"`
+			ResourceVersion string            `json:"resourceVersion"`
+			Annotations     map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	} `json:"object"`
 }
 
-// watchTimeout is the server-side timeout the raw watch asks for: it ends the
-// stream if the scenario fails to.
+// endsInitialEvents reports whether ev is the bookmark that ends a watch-list's
+// initial events.
+func (ev wireEvent) endsInitialEvents() bool {
+	return ev.Type == "BOOKMARK" && ev.Object.Metadata.Annotations["k8s.io/initial-events-end"] == "true"
+}
+
+// watchTimeout is the server-side timeout the raw watches ask for: it ends a stream
+// if the scenario fails to.
 const watchTimeout = 60
 
-// runWatchWire lists, opens a watch by hand on a raw TLS connection, writes three
-// changes and prints each chunk that arrives.
+// The sources of the events the scenario records, read off the wire: no informer
+// ran, so no stage of the library reported them.
+const (
+	plainWatchSource = "hand-made watch"
+	watchListSource  = "hand-made watch-list"
+)
+
+// runWatchWire lists, then reads by hand a plain watch (three writes, a chunk each)
+// and a watch-list (gzipped), the headers of two more watches, and what our
+// RESTListerWatcher's transport sent and received.
 func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 	r := lab.newReport()
 	core, ns, err := lab.begin(ctx, "watch-wire")
 	if err != nil {
 		return nil, err
 	}
-	if err := create(ctx, core, ns, "configmaps", configMap(ns, "before")); err != nil {
+	before := configMap(ns, "before")
+	if err := create(ctx, core, ns, "configmaps", before); err != nil {
 		return nil, err
 	}
 	list := &corev1.ConfigMapList{}
@@ -80,138 +98,85 @@ func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	r.Do("POST ConfigMap before into %s, then LIST the lab's ConfigMaps there: %d item(s) at resourceVersion %s", ns, len(list.Items), list.ResourceVersion)
+	wire := lab.tracer()
+	plain, err := plainWatchByHand(ctx, lab, r, wire, core, ns, list.ResourceVersion)
+	if err != nil {
+		return nil, err
+	}
+	gzipped, err := watchListByHand(ctx, lab, r, wire, core, before)
+	if err != nil {
+		return nil, err
+	}
+	if err := probeContentEncodings(ctx, lab, r, ns); err != nil {
+		return nil, err
+	}
+	if err := ourWatchListOnTheWire(ctx, lab, r, ns); err != nil {
+		return nil, err
+	}
+	r.Answer = plain + "; " + gzipped
+	return r, nil
+}
 
-	// The connection, by hand: TCP, TLS with the client config's CA (and client
-	// certificate, if any), HTTP/1.1 because only HTTP/1.1 has chunks.
-	tlsCfg, err := rest.TLSConfigFor(lab.Direct)
-	if err != nil {
-		return nil, err
-	}
-	if tlsCfg == nil {
-		return nil, fmt.Errorf("watch-wire needs an https server, got %s", lab.Direct.Host)
-	}
-	tlsCfg.NextProtos = []string{"http/1.1"}
-	u, err := url.Parse(lab.Direct.Host)
-	if err != nil {
-		return nil, err
-	}
-	dialer := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 10 * time.Second}, Config: tlsCfg}
-	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { _ = conn.Close() }) // a cancelled scenario ends the reads
-	defer stop()
+// watchPath is the URL path of the ConfigMaps of ns.
+func watchPath(ns string) string { return "/api/v1/namespaces/" + ns + "/configmaps" }
 
-	token := lab.Direct.BearerToken
-	if token == "" && lab.Direct.BearerTokenFile != "" {
-		b, err := os.ReadFile(lab.Direct.BearerTokenFile)
-		if err != nil {
-			return nil, err
-		}
-		token = strings.TrimSpace(string(b))
-	}
+// plainWatchByHand opens a plain WATCH from rv, accepting gzip, writes a ConfigMap
+// three times, prints each chunk, and checks what it saw. It returns the answer's
+// half about the plain watch.
+func plainWatchByHand(ctx context.Context, lab *Lab, r *Report, wire *trace.Tracer, core rest.Interface, ns, rv string) (string, error) {
 	q := url.Values{}
 	q.Set("watch", "true")
-	q.Set("resourceVersion", list.ResourceVersion)
+	q.Set("resourceVersion", rv)
 	q.Set("allowWatchBookmarks", "true")
 	q.Set("labelSelector", labLabel)
 	q.Set("timeoutSeconds", strconv.Itoa(watchTimeout))
-	path := strings.TrimSuffix(u.Path, "/") + "/api/v1/namespaces/" + ns + "/configmaps?" + q.Encode()
-	request := []string{
-		"GET " + path + " HTTP/1.1",
-		"Host: " + u.Host,
-		"Accept: application/json",
-		"User-Agent: kubeinternals-lab/watch-wire",
+	raw, err := openRaw(ctx, lab.Direct, watchPath(ns), q, true)
+	if err != nil {
+		return "", err
 	}
-	shownRequest := slices.Clone(request)
-	if token != "" {
-		request = append(request, "Authorization: Bearer "+token)
-		shownRequest = append(shownRequest, "Authorization: Bearer <token>")
-	}
-	if _, err := io.WriteString(conn, strings.Join(request, "\r\n")+"\r\n\r\n"); err != nil {
-		return nil, err
-	}
-	r.Do("open a TLS connection to %s (ALPN http/1.1) and send, by hand:", u.Host)
-	for _, l := range shownRequest {
+	defer raw.close()
+	r.Do("open a TLS connection to %s (ALPN http/1.1) and send, by hand, a plain WATCH from the LIST's resourceVersion, accepting gzip as Go's http.Transport does:", raw.host)
+	for _, l := range raw.shown {
 		r.Do("  %s", l)
 	}
-
-	br := bufio.NewReader(conn)
-	status, headers, err := readHead(br)
-	if err != nil {
-		return nil, err
+	if !strings.Contains(raw.status, " 200 ") {
+		return "", fmt.Errorf("the watch was refused: %s", raw.status)
 	}
-	if !strings.Contains(status, " 200 ") {
-		return nil, fmt.Errorf("the watch was refused: %s", status)
-	}
-	r.See("%s", status)
-	for _, h := range headers {
+	r.See("the plain WATCH:")
+	r.See("%s", raw.status)
+	for _, h := range raw.headers {
 		r.See("%s", h)
 	}
 	r.See("")
 
-	chunks := make(chan wireChunk)
-	done := make(chan struct{})
-	var reader sync.WaitGroup
-	// Owner: this scenario. Exits when the connection is closed or the body ends, and
-	// never blocks on a send once done is closed.
-	reader.Go(func() { readChunks(br, chunks, done) })
-	finish := sync.OnceFunc(func() {
-		close(done)
-		_ = conn.Close()
-		reader.Wait()
-	})
-	defer finish()
-
+	body := readBody(raw)
+	defer body.stop()
 	// Each write, then the chunk it causes, so that the output reads write by write.
-	var got []wireChunk
-	next := func(want string) error {
-		timeout := time.NewTimer(awaitLong)
-		defer timeout.Stop()
-		for {
-			select {
-			case c := <-chunks:
-				if c.err != nil {
-					return fmt.Errorf("reading the watch: %w", c.err)
-				}
-				got = append(got, c)
-				var ev wireEvent
-				if json.Unmarshal(c.data, &ev) == nil && ev.Type == want {
-					return nil
-				}
-			case <-timeout.C:
-				return fmt.Errorf("waiting %s for a %s chunk", awaitLong, want)
-			}
-		}
-	}
 	cm := configMap(ns, "wire", "k", "v1")
 	if err := create(ctx, core, ns, "configmaps", cm); err != nil {
-		return nil, err
+		return "", err
 	}
-	if err := next("ADDED"); err != nil {
-		return nil, err
+	if err := body.await("an ADDED chunk", chunkOf("ADDED")); err != nil {
+		return "", err
 	}
 	cm.Data["k"] = "v2"
 	if err := updateConfigMap(ctx, core, cm); err != nil {
-		return nil, err
+		return "", err
 	}
-	if err := next("MODIFIED"); err != nil {
-		return nil, err
+	if err := body.await("a MODIFIED chunk", chunkOf("MODIFIED")); err != nil {
+		return "", err
 	}
 	if err := deleteObject(ctx, core, "configmaps", ns, "wire"); err != nil {
-		return nil, err
+		return "", err
 	}
-	if err := next("DELETED"); err != nil {
-		return nil, err
+	if err := body.await("a DELETED chunk", chunkOf("DELETED")); err != nil {
+		return "", err
 	}
 	r.Do("POST ConfigMap wire, PUT it with new data, DELETE it — each after the previous event's chunk arrived; then close the connection")
-	finish()
+	body.stop()
 
-	// What arrived, chunk by chunk. The recording gets each event as the scenario read
-	// it off the wire: no informer ran, so no stage of the library reported it.
-	wire := lab.tracer()
+	// What arrived, chunk by chunk; the recording gets each event.
+	got := body.got
 	var types, rvs []string
 	oneEventEach := true
 	for i, c := range got {
@@ -228,7 +193,7 @@ func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 		r.See("+%s chunk %d: size line %q (hex for %d bytes), %d newline(s)", c.at.Sub(got[0].at).Round(time.Microsecond), i+1, c.sizeLine, len(c.data), lines)
 		r.See("    %s", elide(strings.TrimRight(string(c.data), "\n"), 100, 40))
 		r.See("    → %s %s rv=%s", ev.Type, ev.Object.Metadata.Name, ev.Object.Metadata.ResourceVersion)
-		wire.Emit(trace.Event{Time: c.at, Stage: trace.Experiment, Kind: trace.WatchEvent, Source: "hand-made watch",
+		wire.Emit(trace.Event{Time: c.at, Stage: trace.Experiment, Kind: trace.WatchEvent, Source: plainWatchSource,
 			Type: ev.Type, Key: ns + "/" + ev.Object.Metadata.Name, ResourceVersion: ev.Object.Metadata.ResourceVersion,
 			Detail: fmt.Sprintf("chunk %d: %d bytes", i+1, len(c.data))})
 	}
@@ -239,36 +204,77 @@ func runWatchWire(ctx context.Context, lab *Lab) (*Report, error) {
 		increasing = increasing && errA == nil && errB == nil && b > a
 	}
 	replayed := slices.ContainsFunc(got, func(c wireChunk) bool { return bytes.Contains(c.data, []byte(`"name":"before"`)) })
-	te, ct := header(headers, "Transfer-Encoding"), header(headers, "Content-Type")
+	te, ct, ce := header(raw.headers, "Transfer-Encoding"), header(raw.headers, "Content-Type"), header(raw.headers, "Content-Encoding")
 
-	r.Check("the response is HTTP/1.1 200 with a chunked JSON body", strings.HasPrefix(status, "HTTP/1.1 200") && te == "chunked" && strings.HasPrefix(ct, "application/json"),
-		"%s; Transfer-Encoding: %s; Content-Type: %s", status, te, ct)
+	r.Check("the response is HTTP/1.1 200 with a chunked JSON body", strings.HasPrefix(raw.status, "HTTP/1.1 200") && te == "chunked" && strings.HasPrefix(ct, "application/json"),
+		"%s; Transfer-Encoding: %s; Content-Type: %s", raw.status, te, ct)
+	r.Check("the plain watch is not compressed, although its request accepts gzip: no Content-Encoding", ce == "", "Content-Encoding: %s", orNone(ce))
 	r.Check("each chunk held exactly one JSON watch event, ending in a newline", oneEventEach && len(got) > 0, "%d chunks", len(got))
 	r.Check("the events were ADDED, MODIFIED, DELETED, in order, with increasing resourceVersions", slices.Equal(types, []string{"ADDED", "MODIFIED", "DELETED"}) && increasing,
 		"%s at rv %s", strings.Join(types, ", "), strings.Join(rvs, ", "))
 	r.Check("the ConfigMap that existed at the LIST's resourceVersion was not replayed", !replayed, "before in the stream: %v", replayed)
-	r.Answer = fmt.Sprintf("one HTTP/1.1 response that does not end: %s, then one chunk per event, each a JSON {type, object} line with the whole object — %s at resourceVersions %s, %d to %d bytes each",
-		"Transfer-Encoding: "+te, strings.Join(types, ", "), strings.Join(rvs, ", "), minLen(got), maxLen(got))
-	return r, nil
+	return fmt.Sprintf("a plain WATCH is one HTTP/1.1 response that does not end: %s and no Content-Encoding although the request accepted gzip, then one chunk per event, each a JSON {type, object} line with the whole object — %s at resourceVersions %s, %d to %d bytes each",
+		"Transfer-Encoding: "+te, strings.Join(types, ", "), strings.Join(rvs, ", "), minLen(got), maxLen(got)), nil
 }
 
-// readHead reads an HTTP response's status line and headers, up to the blank line.
-func readHead(br *bufio.Reader) (status string, headers []string, err error) {
-	status, err = br.ReadString('\n')
-	if err != nil {
-		return "", nil, fmt.Errorf("reading the status line: %w", err)
+// chunkOf is an await condition: some chunk holds an event of type typ.
+func chunkOf(typ string) func([]wireChunk) bool {
+	return func(got []wireChunk) bool {
+		return slices.ContainsFunc(got, func(c wireChunk) bool {
+			var ev wireEvent
+			return json.Unmarshal(c.data, &ev) == nil && ev.Type == typ
+		})
 	}
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			return "", nil, fmt.Errorf("reading the headers: %w", err)
-		}
-		line = strings.TrimRight(line, "\r\n")
-		if line == "" {
-			return strings.TrimRight(status, "\r\n"), headers, nil
-		}
-		headers = append(headers, line)
+}
+
+// orNone is s, or "(none)" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
 	}
+	return s
+}
+
+// bodyReader reads a raw response's chunked body in a goroutine of its own.
+type bodyReader struct {
+	chunks chan wireChunk
+	done   chan struct{}
+	reader sync.WaitGroup
+	got    []wireChunk // the chunks await has read
+	// stop ends the reads and closes the connection; it may be called more than once.
+	stop func()
+}
+
+func readBody(raw *rawRequest) *bodyReader {
+	b := &bodyReader{chunks: make(chan wireChunk), done: make(chan struct{})}
+	// Owner: the scenario, through stop. Exits when the connection is closed or the
+	// body ends, and never blocks on a send once done is closed.
+	b.reader.Go(func() { readChunks(raw.br, b.chunks, b.done) })
+	b.stop = sync.OnceFunc(func() {
+		close(b.done)
+		raw.close()
+		b.reader.Wait()
+	})
+	return b
+}
+
+// await reads chunks until seen says the ones read so far hold what it waits for, for
+// at most awaitLong.
+func (b *bodyReader) await(what string, seen func([]wireChunk) bool) error {
+	timeout := time.NewTimer(awaitLong)
+	defer timeout.Stop()
+	for !seen(b.got) {
+		select {
+		case c := <-b.chunks:
+			if c.err != nil {
+				return fmt.Errorf("reading the watch: %w", c.err)
+			}
+			b.got = append(b.got, c)
+		case <-timeout.C:
+			return fmt.Errorf("waiting %s for %s", awaitLong, what)
+		}
+	}
+	return nil
 }
 
 // readChunks decodes a chunked body by hand — a hex size line, that many bytes, CRLF —
@@ -316,16 +322,6 @@ func readChunks(br *bufio.Reader, out chan<- wireChunk, done <-chan struct{}) {
 	}
 }
 
-// header is the value of the named header in "Name: value" lines, or "".
-func header(lines []string, name string) string {
-	for _, l := range lines {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.EqualFold(strings.TrimSpace(k), name) {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // elide keeps s's first head and last tail bytes, saying how many it left out.
 func elide(s string, head, tail int) string {
 	if len(s) <= head+tail {
@@ -354,12 +350,17 @@ func maxLen(chunks []wireChunk) int {
 	return m
 }
 
-// watchWireRecorded: the events read off the wire were ADDED, MODIFIED, DELETED
-// of the one ConfigMap written after the LIST.
+// watchWireRecorded: the events read off the plain watch were ADDED, MODIFIED, DELETED
+// of the one ConfigMap written after the LIST; those read off the gzipped watch-list
+// were ADDED, then MODIFIED, of the ConfigMap that existed before it.
 func watchWireRecorded(r recorded) Check {
 	wire := r.where(func(e trace.Event) bool { return e.Stage == trace.Experiment && e.Kind == trace.WatchEvent })
-	types := wire.where(func(e trace.Event) bool { return e.Type != "BOOKMARK" }).types()
-	return check("the chunks carried ADDED, MODIFIED, DELETED of wire, and nothing of before",
-		strings.Join(types, " ") == "ADDED MODIFIED DELETED" && len(wire.about("/before")) == 0 && len(wire.about("/wire")) == 3,
-		"%s", strings.Join(types, ", "))
+	notBookmark := func(e trace.Event) bool { return e.Type != "BOOKMARK" }
+	plain, list := wire.from(plainWatchSource), wire.from(watchListSource)
+	types := plain.where(notBookmark).types()
+	listTypes := list.where(notBookmark).types()
+	return check("the plain watch's chunks carried ADDED, MODIFIED, DELETED of wire, and nothing of before; the watch-list's gzip members ADDED, then MODIFIED, of before",
+		strings.Join(types, " ") == "ADDED MODIFIED DELETED" && len(plain.about("/before")) == 0 && len(plain.about("/wire")) == 3 &&
+			strings.Join(listTypes, " ") == "ADDED MODIFIED" && len(list.where(notBookmark).about("/before")) == 2,
+		"plain: %s; watch-list: %s", strings.Join(types, ", "), strings.Join(listTypes, ", "))
 }
