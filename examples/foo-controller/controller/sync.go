@@ -99,11 +99,19 @@ func (c *Controller) sync(ctx context.Context, key Key) error {
 // updateFooStatus writes the Deployment's availableReplicas into the Foo's status,
 // through the status subresource (a PUT to .../foos/<name>/status changes only status).
 //
+// A 404 means the Foo was deleted after the cache was read: there is no status left to
+// write, so it is not an error (logged at Info). sample-controller returns it, and the
+// retried sync then finds the Foo gone from the cache.
+//
 // sample-controller: controller.go Controller.updateFooStatus
 func (c *Controller) updateFooStatus(ctx context.Context, foo *v1alpha1.Foo, dep *appsv1.Deployment) error {
 	fooCopy := foo.DeepCopy() // Pitfall: never modify a cached object.
 	fooCopy.Status.AvailableReplicas = dep.Status.AvailableReplicas
 	_, err := c.fooAPI.Foos(foo.Namespace).UpdateStatus(ctx, fooCopy, metav1.UpdateOptions{FieldManager: Name})
+	if apierrors.IsNotFound(err) {
+		c.log.Info("the Foo was deleted while it was synced: no status to write", "foo", foo.Namespace+"/"+foo.Name)
+		return nil
+	}
 	return err
 }
 
