@@ -3,7 +3,6 @@ package reflector_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -20,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/internal/bytecount"
 	"github.com/kubeinternals/informers/internal/testenv"
 	"github.com/kubeinternals/informers/listwatch"
 )
@@ -155,7 +155,7 @@ func (obs *wireObserver) config(cfg *rest.Config) *rest.Config {
 		if err != nil {
 			return nil, err
 		}
-		return &countingConn{Conn: conn, n: &obs.read}, nil
+		return &bytecount.Conn{Conn: conn, N: &obs.read}, nil
 	}
 	c.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
@@ -173,7 +173,7 @@ func (obs *wireObserver) config(cfg *rest.Config) *rest.Config {
 			obs.last = observedResponse{acceptEncoding: accept, uncompressed: resp.Uncompressed,
 				contentEncoding: resp.Header.Get("Content-Encoding"), contentType: resp.Header.Get("Content-Type"), proto: resp.Proto}
 			obs.mu.Unlock()
-			resp.Body = &countingBody{ReadCloser: resp.Body, n: &obs.decoded}
+			resp.Body = &bytecount.Body{ReadCloser: resp.Body, N: &obs.decoded}
 			return resp, nil
 		})
 	}
@@ -197,27 +197,3 @@ func (obs *wireObserver) result() (read, decoded int64, last observedResponse) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
-
-// countingConn counts the bytes read from a connection.
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// countingBody counts the bytes read from a response body.
-type countingBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	n, err := c.ReadCloser.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}

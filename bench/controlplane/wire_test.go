@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/internal/bytecount"
 )
 
 // wireSide is one side of a row that reports what crossed the wire: a rest.Config
@@ -56,7 +57,7 @@ func newWireSide(b *testing.B, cfg *rest.Config) *wireSide {
 		if err != nil {
 			return nil, err
 		}
-		return &countingConn{Conn: c, n: &w.read}, nil
+		return &bytecount.Conn{Conn: c, N: &w.read}, nil
 	}
 	rt, err := rest.TransportFor(withDial) // TLS, client certificate, bearer token: all of cfg
 	if err != nil {
@@ -94,18 +95,6 @@ func (w *wireSide) checkCompression(b *testing.B) {
 	}
 }
 
-// countingConn counts the bytes read from a connection.
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // wireRoundTripper sits above the transport that decodes gzip: it sees each response
 // as the client does, counts its body as it is read, and notes whether a watch-list
 // came gzipped.
@@ -126,20 +115,8 @@ func (t *wireRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) 
 			t.side.plain.Add(1)
 		}
 	}
-	resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.side.decoded}
+	resp.Body = &bytecount.Body{ReadCloser: resp.Body, N: &t.side.decoded}
 	return resp, nil
-}
-
-// countingBody counts the bytes read from a response body.
-type countingBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	n, err := c.ReadCloser.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 // withoutCompression is cfg with rest.Config.DisableCompression set: Go's transport
