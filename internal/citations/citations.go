@@ -33,6 +33,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -187,7 +188,7 @@ func ParseDoc(span string) (refs []Ref, ok bool, err error) {
 
 // ScanDocs reads every cited client-go file and symbol in the Markdown files below root.
 func ScanDocs(root string) ([]Citation, error) {
-	return walk(root, ".md", func(rel string, n int, line string) []Citation {
+	return walk(root, []string{".md"}, func(rel string, n int, line string) []Citation {
 		var out []Citation
 		for _, m := range codeSpan.FindAllStringSubmatch(line, -1) {
 			refs, ok, err := ParseDoc(m[1])
@@ -202,7 +203,7 @@ func ScanDocs(root string) ([]Citation, error) {
 // Scan reads every citation in the Go files below root (skipping vendor and hidden
 // directories).
 func Scan(root string) ([]Citation, error) {
-	return walk(root, ".go", func(rel string, n int, line string) []Citation {
+	return walk(root, []string{".go"}, func(rel string, n int, line string) []Citation {
 		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, Marker) {
 			return nil
@@ -213,9 +214,9 @@ func Scan(root string) ([]Citation, error) {
 	})
 }
 
-// walk calls cite on every line of the files below root whose names end in ext,
+// walk calls cite on every line of the files below root whose names end in one of exts,
 // skipping vendor, testdata and hidden directories.
-func walk(root, ext string, cite func(rel string, n int, line string) []Citation) ([]Citation, error) {
+func walk(root string, exts []string, cite func(rel string, n int, line string) []Citation) ([]Citation, error) {
 	var out []Citation
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -227,7 +228,7 @@ func walk(root, ext string, cite func(rel string, n int, line string) []Citation
 			}
 			return nil
 		}
-		if !strings.HasSuffix(p, ext) {
+		if !slices.ContainsFunc(exts, func(ext string) bool { return strings.HasSuffix(p, ext) }) {
 			return nil
 		}
 		cs, err := scanFile(root, p, cite)
@@ -261,6 +262,24 @@ type Source struct {
 	Dirs map[string]string
 
 	files map[string]map[string]bool // declared symbols by absolute file path
+}
+
+// Stale checks every reference of every citation and lists, as "where: why", each one
+// that cannot be read or does not hold; refs is how many references were checked.
+func (s *Source) Stale(all []Citation) (stale []string, refs int) {
+	for _, c := range all {
+		if c.Err != nil {
+			stale = append(stale, c.Where+": "+c.Err.Error()+": "+c.Text)
+			continue
+		}
+		for _, r := range c.Refs {
+			refs++
+			if err := s.Check(r); err != nil {
+				stale = append(stale, c.Where+": "+err.Error())
+			}
+		}
+	}
+	return stale, refs
 }
 
 // Check reports why r does not hold, or nil.

@@ -43,21 +43,7 @@ func TestEveryClientGoCitationNamesASymbolOfThePinnedRelease(t *testing.T) {
 	all, err := Scan("../..")
 	require.NoError(t, err)
 	require.Greater(t, len(all), 300, "the scan found the repository's citations")
-	src := &Source{Dirs: dirs}
-	var stale []string
-	refs := 0
-	for _, c := range all {
-		if c.Err != nil {
-			stale = append(stale, c.Where+": "+c.Err.Error()+": "+c.Text)
-			continue
-		}
-		for _, r := range c.Refs {
-			refs++
-			if err := src.Check(r); err != nil {
-				stale = append(stale, c.Where+": "+err.Error())
-			}
-		}
-	}
+	stale, refs := (&Source{Dirs: dirs}).Stale(all)
 	t.Logf("%d citations, %d references, checked against k8s.io/client-go %s", len(all), refs, version)
 	assert.Empty(t, stale, "citations that do not match client-go %s (fix the file or symbol, or say what replaced it)", version)
 }
@@ -70,19 +56,7 @@ func TestEveryClientGoFileAPageCitesExistsInThePinnedRelease(t *testing.T) {
 	all, err := ScanDocs("../..")
 	require.NoError(t, err)
 	require.Greater(t, len(all), 200, "the scan found the pages' citations")
-	src := &Source{Dirs: dirs}
-	var stale []string
-	for _, c := range all {
-		if c.Err != nil {
-			stale = append(stale, c.Where+": "+c.Err.Error()+": "+c.Text)
-			continue
-		}
-		for _, r := range c.Refs {
-			if err := src.Check(r); err != nil {
-				stale = append(stale, c.Where+": "+err.Error())
-			}
-		}
-	}
+	stale, _ := (&Source{Dirs: dirs}).Stale(all)
 	t.Logf("%d code spans cite client-go files, checked against k8s.io/client-go %s", len(all), version)
 	assert.Empty(t, stale, "pages citing what client-go %s does not have", version)
 }

@@ -114,32 +114,31 @@ var historyPages = map[string]bool{
 // v1.x.y), recordings and history pages are not read.
 func VersionMentions(root string, v Versions) ([]string, error) {
 	var wrong []string
-	for _, ext := range []string{".go", ".md", ".sh", "Makefile", ".yaml", ".html", ".js"} {
-		var prev string // the line before, in the same file
-		_, err := walk(root, ext, func(rel string, n int, line string) []Citation {
-			if n == 1 {
-				prev = ""
-			}
-			if historyPages[filepath.ToSlash(rel)] {
-				return nil
-			}
-			text := line
-			// A mention wrapped after "client-go" ("… client-go\n// 1.37's …") is
-			// read as one.
-			if strings.HasSuffix(strings.TrimSpace(prev), "client-go") {
-				if first := strings.Fields(strings.TrimLeft(line, "/#*-> \t")); len(first) > 0 {
-					text = "client-go " + first[0] + " " + line
-				}
-			}
-			prev = line
-			for _, found := range staleMentions(text, v) {
-				wrong = append(wrong, fmt.Sprintf("%s:%d: %s", rel, n, found))
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	var prev string // the line before, in the same file
+	exts := []string{".go", ".md", ".sh", "Makefile", ".yaml", ".html", ".js"}
+	_, err := walk(root, exts, func(rel string, n int, line string) []Citation {
+		if n == 1 {
+			prev = ""
 		}
+		if historyPages[filepath.ToSlash(rel)] {
+			return nil
+		}
+		text := line
+		// A mention wrapped after "client-go" ("… client-go\n// 1.37's …") is read
+		// as one.
+		if strings.HasSuffix(strings.TrimSpace(prev), "client-go") {
+			if first := strings.Fields(strings.TrimLeft(line, "/#*-> \t")); len(first) > 0 {
+				text = "client-go " + first[0] + " " + line
+			}
+		}
+		prev = line
+		for _, found := range staleMentions(text, v) {
+			wrong = append(wrong, fmt.Sprintf("%s:%d: %s", rel, n, found))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return wrong, nil
 }
