@@ -119,3 +119,22 @@ func header(lines []string, name string) string {
 	}
 	return ""
 }
+
+// report puts the request as sent into r's "What we do" and, once the answer is a 200,
+// its status line and headers into "What we saw" under what ("the plain WATCH"). Any
+// other status is an error: the experiment could not be done.
+func (raw *rawRequest) report(r *Report, what string) error {
+	for _, l := range raw.shown {
+		r.Do("  %s", l)
+	}
+	if !strings.Contains(raw.status, " 200 ") {
+		return fmt.Errorf("%s was refused: %s", what, raw.status)
+	}
+	r.See("%s:", what)
+	r.See("%s", raw.status)
+	for _, h := range raw.headers {
+		r.See("%s", h)
+	}
+	r.See("")
+	return nil
+}

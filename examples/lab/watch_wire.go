@@ -136,18 +136,9 @@ func plainWatchByHand(ctx context.Context, lab *Lab, r *Report, wire *trace.Trac
 	}
 	defer raw.close()
 	r.Do("open a TLS connection to %s (ALPN http/1.1) and send, by hand, a plain WATCH from the LIST's resourceVersion, accepting gzip as Go's http.Transport does:", raw.host)
-	for _, l := range raw.shown {
-		r.Do("  %s", l)
+	if err := raw.report(r, "the plain WATCH"); err != nil {
+		return "", err
 	}
-	if !strings.Contains(raw.status, " 200 ") {
-		return "", fmt.Errorf("the watch was refused: %s", raw.status)
-	}
-	r.See("the plain WATCH:")
-	r.See("%s", raw.status)
-	for _, h := range raw.headers {
-		r.See("%s", h)
-	}
-	r.See("")
 
 	body := readBody(raw)
 	defer body.stop()

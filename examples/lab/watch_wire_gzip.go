@@ -58,18 +58,9 @@ func watchListByHand(ctx context.Context, lab *Lab, r *Report, wire *trace.Trace
 	}
 	defer raw.close()
 	r.Do("open a second connection and send a watch-list — sendInitialEvents=true, resourceVersionMatch=NotOlderThan, no resourceVersion — accepting gzip too:")
-	for _, l := range raw.shown {
-		r.Do("  %s", l)
+	if err := raw.report(r, "the watch-list"); err != nil {
+		return "", err
 	}
-	if !strings.Contains(raw.status, " 200 ") {
-		return "", fmt.Errorf("the watch-list was refused: %s", raw.status)
-	}
-	r.See("the watch-list:")
-	r.See("%s", raw.status)
-	for _, h := range raw.headers {
-		r.See("%s", h)
-	}
-	r.See("")
 	ce := header(raw.headers, "Content-Encoding")
 	// Why decode as the body comes: the waits below look for events inside it. A body
 	// that is not gzipped is read as plain JSON lines, so that the checks, not an
