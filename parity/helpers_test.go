@@ -1,0 +1,37 @@
+package parity
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+
+	"github.com/go-logr/logr"
+)
+
+// randSource is the generators' source of randomness (internal/check seeds it).
+type randSource = rand.Rand
+
+// quiet and quietKlog discard the libraries' logs: the tests compare behaviour, and a
+// relist's warnings on thousands of generated inputs would bury a failure's report.
+var (
+	quiet     = slog.New(slog.DiscardHandler)
+	quietKlog = logr.Discard()
+)
+
+// wrapVariant names the variant of a run (a transform, a mode) in a divergence.
+func wrapVariant(variant string, err error) error {
+	return fmt.Errorf("%s: %w", variant, err)
+}
+
+// queuedLen returns how many entries client-go's queue holds: the keys of a DeltaFIFO
+// (its queue field) or the deltas of a RealFIFO (its items field).
+//
+// Why reflection: client-go 1.37 removed both queues' Len (with List, ListKeys and Get,
+// which only tests used), and a Pop on an empty queue blocks. The tests call the queues
+// from one goroutine, so reading the field without the queue's lock races with nothing.
+// If client-go renames the field, this panics and the suite reports it, rather than
+// comparing against a guess.
+func queuedLen(queue any, field string) int {
+	return reflect.ValueOf(queue).Elem().FieldByName(field).Len()
+}
