@@ -75,8 +75,9 @@ func genQueueOps(r *rand.Rand) []queueOp {
 // A Get is called only when it cannot block: the side's own Len is positive or it is
 // shutting down (then Get must report shutdown). Both facts are in the transcript just
 // before, so two sides that disagree on them have already diverged.
-func runQueueOps(t *testing.T, q queueSide, ops []queueOp) (tr check.Transcript, err error) {
+func runQueueOps(t *testing.T, newQ func() queueSide, ops []queueOp) (tr check.Transcript, err error) {
 	bubble(t, &err, func() {
+		q := newQ()
 		var held []int // items this side's Get returned and the test has not Done yet
 		var drains []chan struct{}
 		returned := map[int]bool{}
@@ -145,7 +146,15 @@ func runQueueOps(t *testing.T, q queueSide, ops []queueOp) (tr check.Transcript,
 
 // bubble runs f in a synctest bubble, and turns a panic inside it into *err: the
 // property must return errors, since check.Run calls it many times while shrinking.
+//
+// A panic of synctest.Test itself (goroutines left blocked when f returns: a side that
+// deadlocked) is turned into *err too.
 func bubble(t *testing.T, err *error, f func()) {
+	defer func() {
+		if p := recover(); p != nil {
+			*err = fmt.Errorf("synctest: %v", p)
+		}
+	}()
 	synctest.Test(t, func(*testing.T) {
 		defer func() {
 			if p := recover(); p != nil {
@@ -166,11 +175,11 @@ func bubble(t *testing.T, err *error, f func()) {
 // client-go: util/workqueue/queue.go Typed.ShutDownWithDrain
 func TestWorkqueue(t *testing.T) {
 	check.Run(t, check.Config[queueOp]{Runs: 500}, genQueueOps, func(ops []queueOp) error {
-		ours, err := runQueueOps(t, oursQueue{workqueue.NewQueue[int](workqueue.Options{})}, ops)
+		ours, err := runQueueOps(t, func() queueSide { return oursQueue{workqueue.NewQueue[int](workqueue.Options{})} }, ops)
 		if err != nil {
 			return fmt.Errorf("ours: %w", err)
 		}
-		theirs, err := runQueueOps(t, cgwq.NewTyped[int](), ops)
+		theirs, err := runQueueOps(t, func() queueSide { return cgwq.NewTyped[int]() }, ops)
 		if err != nil {
 			return fmt.Errorf("client-go: %w", err)
 		}
