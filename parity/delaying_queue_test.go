@@ -159,9 +159,9 @@ const sentinel = -1
 func runDelayOps(t *testing.T, newQ func(*recorder) delaySide, ops []delayOp) (tr check.Transcript, err error) {
 	bubble(t, &err, func() {
 		start := time.Now()
-		lim := &recorder{}
-		q := newQ(lim)
 		deadlines := map[time.Duration]bool{} // every deadline issued, since start
+		lim := &recorder{deadlines: deadlines, start: start}
+		q := newQ(lim)
 		var held []int
 		var drains []chan struct{}
 		returned := map[int]bool{}
@@ -202,12 +202,10 @@ func runDelayOps(t *testing.T, newQ func(*recorder) delaySide, ops []delayOp) (t
 				q.AddAfter(op.item, d)
 			case "ratelimited":
 				q.AddRateLimited(op.item)
-				d := lim.last
-				tr.Printf("  delay %v", d)
-				if d > 0 && deadlines[time.Since(start)+d] {
-					tr.Printf("  (tie)")
+				tr.Printf("  delay %v", lim.last)
+				if lim.used != lim.last {
+					tr.Printf("  (delay moved to %v: that deadline was taken)", lim.used)
 				}
-				deadlines[time.Since(start)+d] = true
 			case "forget":
 				q.Forget(op.item)
 			case "requeues":
@@ -358,15 +356,26 @@ type limiter interface {
 }
 
 // recorder passes calls to a limiter of either library and keeps the last delay, so
-// the transcript can show the delay AddRateLimited used.
+// the transcript can show it. Like runDelayOps's AddAfter, it moves a delay by
+// nanoseconds when its deadline was already issued: items due at the same instant are
+// an exception (the limiters' own delays are compared exactly by TestRateLimiters).
 type recorder struct {
-	inner limiter
-	last  time.Duration
+	inner      limiter
+	last, used time.Duration
+	deadlines  map[time.Duration]bool
+	start      time.Time
 }
 
 func (r *recorder) When(item int) time.Duration {
 	r.last = r.inner.When(item)
-	return r.last
+	r.used = r.last
+	if r.used > 0 {
+		for r.deadlines[time.Since(r.start)+r.used] {
+			r.used++
+		}
+		r.deadlines[time.Since(r.start)+r.used] = true
+	}
+	return r.used
 }
 func (r *recorder) Forget(item int)          { r.inner.Forget(item) }
 func (r *recorder) NumRequeues(item int) int { return r.inner.NumRequeues(item) }
