@@ -51,7 +51,7 @@ func (s limSpec) String() string {
 // The domain is where both libraries take the same parameters: no negative delays or
 // MaxDelay below BaseDelay, QPS > 0 and Burst >= 1 (ours rejects them, or reads 0 as
 // the default). Exponential bases stay below 2^53 ns and are no powers of two above
-// 2^22 ns: exception "exponential backoff of exactly 2^63 ns" (client-go's float64
+// 2^22 ns: exception "exponential backoff beyond float64" (client-go's float64
 // product returns a negative delay there, and rounds bases above 2^53), and with at
 // most 40 When calls a power-of-two base up to 2^22 never reaches 2^63.
 func genLimSpec(r *rand.Rand, depth int) limSpec {
