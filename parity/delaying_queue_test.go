@@ -285,7 +285,7 @@ func runDelayOps(t *testing.T, newQ func(*recorder) delaySide, ops []delayOp) (t
 // client-go: util/workqueue/delaying_queue.go insert
 // client-go: util/workqueue/delaying_queue.go delayingType.ShutDown
 func TestDelayingQueue(t *testing.T) {
-	check.Run(t, check.Config[delayOp]{Runs: 300, Simplify: simplifyDelay}, genDelayOps(false), func(ops []delayOp) error {
+	check.Run(t, check.Config[delayOp]{Runs: 1000, Simplify: simplifyDelay}, genDelayOps(false), func(ops []delayOp) error {
 		var ours, theirs check.Transcript
 		var err error
 		ours, err = runDelayOps(t, func(*recorder) delaySide { return oursDelay{workqueue.NewDelayingQueue[int](workqueue.Options{})} }, ops)
@@ -310,7 +310,7 @@ func TestDelayingQueue(t *testing.T) {
 // client-go: util/workqueue/rate_limiting_queue.go rateLimitingType.Forget
 // client-go: util/workqueue/rate_limiting_queue.go rateLimitingType.NumRequeues
 func TestRateLimitingQueue(t *testing.T) {
-	check.Run(t, check.Config[delayOp]{Runs: 300, Simplify: simplifyDelay}, genDelayOps(true), func(ops []delayOp) error {
+	check.Run(t, check.Config[delayOp]{Runs: 1000, Simplify: simplifyDelay}, genDelayOps(true), func(ops []delayOp) error {
 		var ours, theirs check.Transcript
 		var err error
 		ours, err = runDelayOps(t, func(rec *recorder) delaySide {
