@@ -88,8 +88,8 @@ func compareDeltaFIFOs(ops []fifoOp, transform bool) error {
 				return nil
 			})
 		}
-		ours.Printf("%s → %s len=%d synced=%v known=%s", op, errString(ourErr), our.Len(), our.HasSynced(), ourKnown)
-		theirs.Printf("%s → %s len=%d synced=%v known=%s", op, errString(theirErr), queuedLen(their, "queue"), their.HasSynced(), theirKnown)
+		ours.Printf("%s → %s len=%d synced=%v known=%s", op, errWord(ourErr), our.Len(), our.HasSynced(), ourKnown)
+		theirs.Printf("%s → %s len=%d synced=%v known=%s", op, errWord(theirErr), queuedLen(their, "queue"), their.HasSynced(), theirKnown)
 	}
 	return check.Transcripts(&ours, &theirs)
 }

@@ -138,9 +138,9 @@ func transformOnce(cm *corev1.ConfigMap) *corev1.ConfigMap {
 	return out
 }
 
-// describe prints an object the same way for both libraries: name@rv, and how often the
+// describeQueued prints an object the same way for both libraries: name@rv, and how often the
 // transform ran on it.
-func describe(obj any) string {
+func describeQueued(obj any) string {
 	cm, ok := obj.(*corev1.ConfigMap)
 	if !ok {
 		return fmt.Sprintf("%T(%v)", obj, obj)
@@ -179,7 +179,7 @@ func (k *knownObjects) get(key string) (*corev1.ConfigMap, bool, error) {
 func (k *knownObjects) String() string {
 	var parts []string
 	for _, key := range k.ListKeys() {
-		parts = append(parts, describe(k.objs[key]))
+		parts = append(parts, describeQueued(k.objs[key]))
 	}
 	return "[" + strings.Join(parts, " ") + "]"
 }
@@ -203,11 +203,11 @@ func (k clientGoKnown) GetByKey(key string) (any, bool, error) {
 func clientGoDelta(d cache.Delta) string {
 	switch obj := d.Object.(type) {
 	case cache.DeletedFinalStateUnknown:
-		return fmt.Sprintf("%s %s tombstone(%s)", d.Type, describe(obj.Obj), obj.Key)
+		return fmt.Sprintf("%s %s tombstone(%s)", d.Type, describeQueued(obj.Obj), obj.Key)
 	case cache.ReplacedAllInfo:
 		names := make([]string, len(obj.Objects))
 		for i, o := range obj.Objects {
-			names[i] = describe(o)
+			names[i] = describeQueued(o)
 		}
 		return fmt.Sprintf("%s rv=%s [%s]", d.Type, obj.ResourceVersion, strings.Join(names, " "))
 	case cache.BookmarkInfo:
@@ -215,28 +215,19 @@ func clientGoDelta(d cache.Delta) string {
 	case cache.SyncAllInfo:
 		return string(d.Type)
 	default:
-		return fmt.Sprintf("%s %s", d.Type, describe(obj))
+		return fmt.Sprintf("%s %s", d.Type, describeQueued(obj))
 	}
-}
-
-// errString prints an error as "ok" or "error", for operations whose errors are worded
-// differently by the two libraries but must agree on whether they failed.
-func errString(err error) string {
-	if err != nil {
-		return "error"
-	}
-	return "ok"
 }
 
 // oursDelta prints one of our deltas in the words clientGoDelta uses.
 func oursDelta(d deltafifo.Delta[*corev1.ConfigMap]) string {
 	switch {
 	case d.Tombstone != nil:
-		return fmt.Sprintf("%s %s tombstone(%s)", d.Type, describe(d.Tombstone.Obj), d.Tombstone.Key)
+		return fmt.Sprintf("%s %s tombstone(%s)", d.Type, describeQueued(d.Tombstone.Obj), d.Tombstone.Key)
 	case d.Type == deltafifo.ReplacedAll:
 		names := make([]string, len(d.Info.Objects))
 		for i, o := range d.Info.Objects {
-			names[i] = describe(o)
+			names[i] = describeQueued(o)
 		}
 		return fmt.Sprintf("%s rv=%s [%s]", d.Type, d.Info.ResourceVersion, strings.Join(names, " "))
 	case d.Type == deltafifo.Bookmark:
@@ -244,6 +235,6 @@ func oursDelta(d deltafifo.Delta[*corev1.ConfigMap]) string {
 	case d.Type == deltafifo.SyncAll:
 		return d.Type.String()
 	default:
-		return fmt.Sprintf("%s %s", d.Type, describe(d.Object))
+		return fmt.Sprintf("%s %s", d.Type, describeQueued(d.Object))
 	}
 }

@@ -35,3 +35,13 @@ func wrapVariant(variant string, err error) error {
 func queuedLen(queue any, field string) int {
 	return reflect.ValueOf(queue).Elem().FieldByName(field).Len()
 }
+
+// isClosed reports whether ch is closed, without waiting.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -140,8 +140,8 @@ func compareRealFIFOs(ops []fifoOp, transform bool) error {
 				return nil
 			})
 		}
-		ours.Printf("%s → %s len=%d synced=%v", op, errString(ourErr), our.Len(), our.HasSynced())
-		theirs.Printf("%s → %s len=%d synced=%v", op, errString(theirErr), queuedLen(their, "items"), their.HasSynced())
+		ours.Printf("%s → %s len=%d synced=%v", op, errWord(ourErr), our.Len(), our.HasSynced())
+		theirs.Printf("%s → %s len=%d synced=%v", op, errWord(theirErr), queuedLen(their, "items"), their.HasSynced())
 	}
 	return check.Transcripts(&ours, &theirs)
 }

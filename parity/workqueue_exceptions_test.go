@@ -249,12 +249,3 @@ var _ = exception("docs/parity.md", "Differences found by the suite", "exponenti
 	require.Equal(t, time.Duration(1<<53), theirs.When(1), "client-go: the base rounded to a float64")
 	require.Equal(t, time.Duration(base), ours.When(1), "ours: exact")
 })
-
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
-	}
-}
