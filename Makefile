@@ -5,7 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
 
-.PHONY: all demo lab explore replay recordings test unit lint bench outage controlplane cluster cluster-down check-go
+.PHONY: all demo lab explore replay recordings test unit lint bench parity outage controlplane cluster cluster-down check-go
 
 all: lint test
 
@@ -34,6 +34,7 @@ lint: check-go
 	$(GO) vet ./...
 	$(GO) vet -tags replayonly ./examples/explore/
 	cd bench && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
+	cd parity && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 	cd examples/workqueue-metrics && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
 	$(GO) run $(STATICCHECK) ./...
 	bash hack/check-imports.sh
@@ -41,6 +42,11 @@ lint: check-go
 ## bench: our benchmarks beside client-go's (10 alternating rounds a side), ending with one Markdown table from benchstat
 bench: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) bash hack/bench.sh
+
+## parity: the differential tests against client-go (fixed seeds; PARITY_SEED=N replays one, PARITY_RUNS=N runs more), then every deliberate break in parity/breaks, which they must catch; see docs/parity.md
+parity: check-go
+	cd parity && $(GO) test -race -count=1 ./...
+	cd parity && $(GO) run ./cmd/breaks
 
 ## outage: seconds until each library's informer is current after a kube-apiserver outage (OUTAGE=5m, RUNS=3, INFORMERS=8 a library, FAULT=restart|refuse); see bench/README.md
 outage: controlplane
