@@ -41,7 +41,7 @@ var _ = exception("docs/defaults.md", "Informer and queue", "an `IndexFunc` fail
 		cmSpec{NS: "ns2", Name: "b", RV: 2, Teams: &b}.build(),
 	}
 
-	// client-go: every write that runs the failing function panics.
+	// client-go's side: every write that runs the failing function panics.
 	cgWrites := map[string]func(cache.Indexer) error{
 		"Add":    func(ix cache.Indexer) error { return ix.Add(badCM("ns1", "new", 3)) },
 		"Update": func(ix cache.Indexer) error { return ix.Update(badCM("ns1", "a", 3)) },
