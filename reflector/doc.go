@@ -170,7 +170,8 @@
 //     watch-list longer than that never syncs, and each attempt streams the whole
 //     state again. We back off between cuts and, after WatchListCutsBeforeList cuts in
 //     a row, list instead for that cycle (S7).
-//   - The name defaults to the Go type, not the caller's file:line; logs go to slog.
+//   - The name defaults to the Go type, not a file:line (client-go means the caller's;
+//     built from the module cache it names its own reflector.go line); logs go to slog.
 //   - The watch-list consistency check is an option per reflector (CheckWatchList), not
 //     the process-wide KUBE_WATCHLIST_INCONSISTENCY_DETECTOR variable. client-go's
 //     retries its LIST until it succeeds and panics on a difference (it is meant for
