@@ -25,7 +25,9 @@ var _ = exception("docs/defaults.md", "Reflector", "reflector name", func(t *tes
 	require.Regexp(t, regexp.MustCompile(`^pkg/mod/k8s\.io/client-go@v[0-9.]+/tools/cache/reflector\.go:\d+$`), their.Name(), "client-go: its own file:line")
 
 	// Never run: the reflector is only named, so its ListerWatcher is never called.
-	var lw struct{ reflector.ListerWatcher[*corev1.ConfigMap] }
+	var lw struct {
+		reflector.ListerWatcher[*corev1.ConfigMap]
+	}
 	our, err := reflector.NewReflector(lw, deltafifo.NewRealFIFO(deltafifo.RealFIFOOptions[*corev1.ConfigMap]{Logger: quiet}), reflector.Options[*corev1.ConfigMap]{Logger: quiet})
 	require.NoError(t, err)
 	require.Equal(t, "*v1.ConfigMap", our.Name(), "ours: the Go type")
