@@ -26,17 +26,7 @@ func TestDeltaFIFO(t *testing.T) {
 	kinds := []fifoKind{fifoAdd, fifoAdd, fifoUpdate, fifoUpdate, fifoDelete, fifoDelete, fifoReplace, fifoResync, fifoPop, fifoPop, fifoPop}
 	check.Run(t, check.Config[fifoOp]{Runs: 500, Simplify: simplifyFifoOp},
 		func(r *randSource) []fifoOp { return genFifoOps(r, kinds) },
-		func(ops []fifoOp) error {
-			for _, transform := range []bool{false, true} {
-				if err := compareDeltaFIFOs(ops, transform); err != nil {
-					if transform {
-						return wrapVariant("with a transform", err)
-					}
-					return err
-				}
-			}
-			return nil
-		})
+		withAndWithoutTransform(compareDeltaFIFOs))
 }
 
 func compareDeltaFIFOs(ops []fifoOp, transform bool) error {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinternals/informers/deltafifo"
+	"github.com/kubeinternals/informers/parity/internal/check"
 )
 
 // What the queue tests give both queues: what a reflector writes into a queue, and what
@@ -124,6 +125,20 @@ func replaceList(o fifoOp) []*corev1.ConfigMap {
 		list[i] = configMap(n, o.rv)
 	}
 	return list
+}
+
+// withAndWithoutTransform runs a queue comparison on the same input twice: without a
+// transform, then with transformOnce on both sides.
+func withAndWithoutTransform(compare func(ops []fifoOp, transform bool) error) check.Property[fifoOp] {
+	return func(ops []fifoOp) error {
+		if err := compare(ops, false); err != nil {
+			return err
+		}
+		if err := compare(ops, true); err != nil {
+			return wrapVariant("with a transform", err)
+		}
+		return nil
+	}
 }
 
 // transformOnce is the transform both queues get in the "with a transform" runs: it

@@ -28,17 +28,7 @@ func TestRealFIFO(t *testing.T) {
 	kinds := []fifoKind{fifoAdd, fifoAdd, fifoUpdate, fifoUpdate, fifoDelete, fifoReplace, fifoResync, fifoBookmark, fifoAddMany, fifoPop, fifoPopBatch, fifoPopBatch, fifoPopBatch}
 	check.Run(t, check.Config[fifoOp]{Runs: 400, Simplify: simplifyFifoOp},
 		func(r *randSource) []fifoOp { return genFifoOps(r, kinds) },
-		func(ops []fifoOp) error {
-			for _, transform := range []bool{false, true} {
-				if err := compareRealFIFOs(ops, transform); err != nil {
-					if transform {
-						return wrapVariant("with a transform", err)
-					}
-					return err
-				}
-			}
-			return nil
-		})
+		withAndWithoutTransform(compareRealFIFOs))
 }
 
 func compareRealFIFOs(ops []fifoOp, transform bool) error {
