@@ -68,6 +68,30 @@ func TestSessionDrivesAPage(t *testing.T) {
 		require.Equal(t, "clicked 1", text)
 	})
 
+	t.Run("a click on an element the page replaced after it was found clicks the new one", func(t *testing.T) {
+		replaceGo := func() {
+			_, err := s.Execute(ctx, `const old = document.getElementById("go");
+const fresh = old.cloneNode(true);
+fresh.addEventListener("click", () => { document.getElementById("out").textContent = "clicked the new one"; });
+old.replaceWith(fresh);`)
+			require.NoError(t, err)
+		}
+		replaced := false
+		require.NoError(t, s.click(ctx, "#go", func() {
+			if !replaced { // only between the first find and its click
+				replaced = true
+				replaceGo()
+			}
+		}))
+		require.NoError(t, s.Await(ctx, "the new button's text", `document.getElementById("out").textContent === "clicked the new one"`))
+
+		replaced = false
+		err := s.click(ctx, "#go", func() { replaceGo() }) // replaced before every click
+		var werr *Error
+		require.ErrorAs(t, err, &werr, "a page that replaces the element every time is reported")
+		require.Equal(t, "stale element reference", werr.Code)
+	})
+
 	t.Run("SetValue types key events and replaces the previous value", func(t *testing.T) {
 		require.NoError(t, s.SetValue(ctx, "#name", "hello"))
 		require.NoError(t, s.SetValue(ctx, "#name", "bye"))

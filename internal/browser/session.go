@@ -60,15 +60,38 @@ func (s *Session) Find(ctx context.Context, css string) (Element, error) {
 // Click: a real mouse click after scrolling it into view, which fails (Code "element
 // click intercepted" or "element not interactable") where a user could not click,
 // unlike a click() from JavaScript.
+//
+// Why it finds the element again when the click reports it stale: a page that redraws
+// (the explorer's plots, on every event) can replace the element between the find and
+// the click; a user would click whatever is there now. Only that error is retried, at
+// most clickAttempts times in all.
 func (s *Session) Click(ctx context.Context, css string) error {
-	e, err := s.Find(ctx, css)
-	if err != nil {
-		return fmt.Errorf("click: %w", err)
+	return s.click(ctx, css, nil)
+}
+
+const clickAttempts = 3
+
+// click is Click with a hook run between each find and its click, for the test that
+// replaces the element there.
+func (s *Session) click(ctx context.Context, css string, afterFind func()) error {
+	for attempt := 1; ; attempt++ {
+		e, err := s.Find(ctx, css)
+		if err != nil {
+			return fmt.Errorf("click: %w", err)
+		}
+		if afterFind != nil {
+			afterFind()
+		}
+		err = s.elementCommand(ctx, http.MethodPost, e, "/click", nil, nil)
+		var werr *Error
+		if errors.As(err, &werr) && werr.Code == "stale element reference" && attempt < clickAttempts {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("click %q: %w", css, err)
+		}
+		return nil
 	}
-	if err := s.elementCommand(ctx, http.MethodPost, e, "/click", nil, nil); err != nil {
-		return fmt.Errorf("click %q: %w", css, err)
-	}
-	return nil
 }
 
 // SetValue finds the editable element matching css, clears it, and types text into it
