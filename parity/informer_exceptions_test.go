@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"reflect"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/internal/fifo"
 	"github.com/kubeinternals/informers/reflector"
 )
 
@@ -99,6 +101,85 @@ var _ = exception("docs/defaults.md", "Informer and queue", "a handler panics", 
 		})
 	})
 })
+
+// burst is how many notifications the listener-buffer exception queues behind a
+// blocked handler: past client-go's initial 1024 slots, so its ring grows (to 8192).
+const burst = 5000
+
+// client-go: tools/cache/shared_informer.go processorListener.add (pendingNotifications, initialBufferSize)
+var _ = exception("docs/defaults.md", "Informer and queue", "listener buffer", func(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := newCMServer()
+		ours := newOursSide(oursLW{srv, &srv.ours}, 0)
+		theirs := newClientGoSide(clientGoLW{srv, &srv.theirs}, 0)
+		// Each handler blocks in its first call until the gate opens, so the burst
+		// waits in its listener's buffer.
+		gate := make(chan struct{})
+		var handled [2]int
+		var mu sync.Mutex
+		count := func(side int) {
+			<-gate
+			mu.Lock()
+			handled[side]++
+			mu.Unlock()
+		}
+		ourReg, err := ours.inf.AddEventHandler(informer.HandlerFuncs[*corev1.ConfigMap]{AddFunc: func(*corev1.ConfigMap, bool) { count(0) }})
+		require.NoError(t, err)
+		theirReg, err := theirs.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { count(1) }})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		for _, s := range []informerSide{ours, theirs} {
+			wg.Go(func() { s.run(ctx) })
+		}
+		synctest.Wait()
+		require.Equal(t, 1024, ringSize(theirReg), "client-go: the ring starts at initialBufferSize")
+		require.Equal(t, 0, heldSlots(ourReg), "ours: an empty buffer holds no block")
+
+		for i := range burst {
+			srv.write(fmt.Sprintf("m%d", i))
+		}
+		synctest.Wait()
+		peak := ringSize(theirReg)
+		require.GreaterOrEqual(t, peak, burst-1, "client-go: the ring grew to hold the burst")
+		require.Equal(t, burst-1, ourReg.Backlog(), "ours: the burst waits behind the blocked call, none dropped")
+
+		close(gate)
+		synctest.Wait()
+		require.Equal(t, [2]int{burst, burst}, handled, "every notification reached both handlers")
+		require.Equal(t, peak, ringSize(theirReg), "client-go: the drained ring keeps its peak size")
+		require.Equal(t, burst-1, ourReg.HighWater())
+		require.LessOrEqual(t, heldSlots(ourReg), 2*fifo.BlockLen, "ours: the drained buffer gave its blocks back but one and a spare")
+
+		cancel()
+		wg.Wait()
+	})
+})
+
+// ringSize is the slot count of a client-go listener's notification ring: the
+// registration is the *processorListener, its pendingNotifications a RingGrowing
+// whose n is the size of its storage. heldSlots is the same for our listener: the
+// blocks its fifo.Queue holds (the chain from head, and the spare), fifo.BlockLen slots each.
+//
+// Why reflection: neither library exports its buffer's size (the difference is in
+// memory, not in behaviour). The listener goroutines are durably blocked when these
+// are called (after synctest.Wait). A renamed field panics here, rather than
+// comparing against a guess.
+func ringSize(reg cache.ResourceEventHandlerRegistration) int {
+	return int(reflect.ValueOf(reg).Elem().FieldByName("pendingNotifications").FieldByName("n").Int())
+}
+
+func heldSlots(reg *informer.Registration[*corev1.ConfigMap]) int {
+	q := reflect.ValueOf(reg).Elem().FieldByName("l").Elem().FieldByName("pending")
+	blocks := 0
+	for b := q.FieldByName("head"); !b.IsNil(); b = b.Elem().FieldByName("next") {
+		blocks++
+	}
+	if !q.FieldByName("spare").IsNil() {
+		blocks++
+	}
+	return blocks * fifo.BlockLen
+}
 
 // lockedBuffer is a log destination that handler goroutines write while the test reads.
 type lockedBuffer struct {
