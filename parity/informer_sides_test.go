@@ -79,6 +79,14 @@ func newOursSide(lw oursLW, resync time.Duration) *oursSide {
 	})}
 }
 
+// withTransform sets transformOnce as the informer's transform.
+func (o *oursSide) withTransform() *oursSide {
+	if err := o.inf.SetTransform(func(cm *corev1.ConfigMap) (*corev1.ConfigMap, error) { return transformOnce(cm), nil }); err != nil {
+		panic(err) // before Run it cannot fail
+	}
+	return o
+}
+
 func (o *oursSide) addHandler(resync *time.Duration, n *notes) error {
 	reg, err := o.inf.AddEventHandlerWithOptions(informer.HandlerFuncs[*corev1.ConfigMap]{
 		AddFunc:    func(obj *corev1.ConfigMap, initial bool) { noteAdd(n, obj, initial) },
@@ -116,6 +124,14 @@ func newClientGoSide(lw clientGoLW, resync time.Duration) *clientGoSide {
 	// The default handler only logs, through klog's global logger.
 	_ = inf.SetWatchErrorHandlerWithContext(func(context.Context, *cache.Reflector, error) {})
 	return &clientGoSide{inf: inf}
+}
+
+// withTransform sets transformOnce as the informer's transform.
+func (c *clientGoSide) withTransform() *clientGoSide {
+	if err := c.inf.SetTransform(func(obj any) (any, error) { return transformOnce(obj.(*corev1.ConfigMap)), nil }); err != nil {
+		panic(err) // before Run it cannot fail
+	}
+	return c
 }
 
 func (c *clientGoSide) addHandler(resync *time.Duration, n *notes) error {

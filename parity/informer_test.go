@@ -20,8 +20,9 @@ import (
 // after the sync (with the default resync period, none, or twice the default) and
 // removed; watches that end with 410 Expired (a relist, with objects deleted and
 // changed meanwhile: tombstones and relist updates) or end plainly (a re-watch from
-// the last resourceVersion, or a relist after a very short watch); and resyncs (fake
-// time advanced past the resync period).
+// the last resourceVersion, which replays what changed meanwhile); and resyncs (fake
+// time advanced past the resync period). Every input runs twice, without and with a
+// transform (which marks each object with how often it ran on it).
 //
 // After every step, once both pipelines are idle, it compares: the LIST and WATCH
 // requests each reflector made (and from which resourceVersion); each handler's
@@ -34,8 +35,16 @@ import (
 // client-go: tools/cache/controller.go processDeltas
 // client-go: tools/cache/reflector.go Reflector.ListAndWatchWithContext
 func TestInformer(t *testing.T) {
-	check.Run(t, check.Config[infOp]{Runs: 800, Simplify: simplifyInfOp}, genInfOps, func(ops []infOp) error {
-		return compareInformers(t, ops)
+	check.Run(t, check.Config[infOp]{Runs: 600, Simplify: simplifyInfOp}, genInfOps, func(ops []infOp) error {
+		for _, transform := range []bool{false, true} {
+			if err := compareInformers(t, ops, transform); err != nil {
+				if transform {
+					return wrapVariant("with a transform", err)
+				}
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -180,10 +189,10 @@ func simplifyInfOp(o infOp) []infOp {
 
 // compareInformers plays ops on both informers in one bubble and compares the
 // transcripts.
-func compareInformers(t *testing.T, ops []infOp) error {
+func compareInformers(t *testing.T, ops []infOp, transform bool) error {
 	var ours, theirs check.Transcript
 	var err error
-	bubble(t, &err, func() { playInformers(ops, &ours, &theirs) })
+	bubble(t, &err, func() { playInformers(ops, transform, &ours, &theirs) })
 	if err != nil {
 		return err
 	}
@@ -199,11 +208,15 @@ type informerRun struct {
 	done  chan struct{}
 }
 
-func playInformers(ops []infOp, ourTr, theirTr *check.Transcript) {
+func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript) {
 	srv := newCMServer()
+	ourSide, theirSide := newOursSide(oursLW{srv, &srv.ours}, resyncPeriod), newClientGoSide(clientGoLW{srv, &srv.theirs}, resyncPeriod)
+	if transform {
+		ourSide, theirSide = ourSide.withTransform(), theirSide.withTransform()
+	}
 	sides := []*informerRun{
-		{side: newOursSide(oursLW{srv, &srv.ours}, resyncPeriod), end: &srv.ours, tr: ourTr},
-		{side: newClientGoSide(clientGoLW{srv, &srv.theirs}, resyncPeriod), end: &srv.theirs, tr: theirTr},
+		{side: ourSide, end: &srv.ours, tr: ourTr},
+		{side: theirSide, end: &srv.theirs, tr: theirTr},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var live []int // registrations not removed, by index; the same on both sides
