@@ -102,9 +102,9 @@ var _ = exception("docs/defaults.md", "Informer and queue", "a handler panics", 
 	})
 })
 
-// burst is how many notifications the listener-buffer exception queues behind a
+// listenerBurst is how many notifications the listener-buffer exception queues behind a
 // blocked handler: past client-go's initial 1024 slots, so its ring grows (to 8192).
-const burst = 5000
+const listenerBurst = 5000
 
 // client-go: tools/cache/shared_informer.go processorListener.add (pendingNotifications, initialBufferSize)
 var _ = exception("docs/defaults.md", "Informer and queue", "listener buffer", func(t *testing.T) {
@@ -136,19 +136,19 @@ var _ = exception("docs/defaults.md", "Informer and queue", "listener buffer", f
 		require.Equal(t, 1024, ringSize(theirReg), "client-go: the ring starts at initialBufferSize")
 		require.Equal(t, 0, heldSlots(ourReg), "ours: an empty buffer holds no block")
 
-		for i := range burst {
+		for i := range listenerBurst {
 			srv.write(fmt.Sprintf("m%d", i))
 		}
 		synctest.Wait()
 		peak := ringSize(theirReg)
-		require.GreaterOrEqual(t, peak, burst-1, "client-go: the ring grew to hold the burst")
-		require.Equal(t, burst-1, ourReg.Backlog(), "ours: the burst waits behind the blocked call, none dropped")
+		require.GreaterOrEqual(t, peak, listenerBurst-1, "client-go: the ring grew to hold the burst")
+		require.Equal(t, listenerBurst-1, ourReg.Backlog(), "ours: the burst waits behind the blocked call, none dropped")
 
 		close(gate)
 		synctest.Wait()
-		require.Equal(t, [2]int{burst, burst}, handled, "every notification reached both handlers")
+		require.Equal(t, [2]int{listenerBurst, listenerBurst}, handled, "every notification reached both handlers")
 		require.Equal(t, peak, ringSize(theirReg), "client-go: the drained ring keeps its peak size")
-		require.Equal(t, burst-1, ourReg.HighWater())
+		require.Equal(t, listenerBurst-1, ourReg.HighWater())
 		require.LessOrEqual(t, heldSlots(ourReg), 2*fifo.BlockLen, "ours: the drained buffer gave its blocks back but one and a spare")
 
 		cancel()

@@ -54,18 +54,18 @@ func TestInformer(t *testing.T) {
 // timer there. Whether a handler is due at a resync check compares that check's time
 // with the handler's registration or its previous resync; the steps below keep the
 // jitter out of every such comparison. Time moves only in whole minutes
-// (endWatchWait, resyncWait), and at most maxTimed steps of each kind move it, so two
-// steps are 3a+61b minutes apart (a, b ≤ maxTimed): a multiple of the period only when
-// a = b = 0, the same instant — and then the relist comes after the registration on
+// (infEndWatchWait, infResyncWait), and at most infMaxTimed steps of each kind move
+// it, so two steps are 3a+61b minutes apart (a, b ≤ infMaxTimed): a multiple of the
+// period only when a = b = 0, the same instant — and then the relist comes after the registration on
 // both sides, and two relists cannot start from one instant. A resync step waits one
 // period and a minute, so one or two resync checks fall into it, never at its end,
 // where they would race with the next step.
 const (
-	resyncPeriod = time.Hour
-	endWatchWait = 3 * time.Minute
-	resyncWait   = resyncPeriod + time.Minute
-	maxTimed     = 6 // of each of endWatch and resync
-	maxHandlers  = 4 // registrations per input
+	infResyncPeriod = time.Hour
+	infEndWatchWait = 3 * time.Minute
+	infResyncWait   = infResyncPeriod + time.Minute
+	infMaxTimed     = 6 // of each of endWatch and resync
+	infMaxHandlers  = 4 // registrations per input
 )
 
 type infKind int
@@ -125,9 +125,9 @@ func (o infOp) String() string {
 		for i, c := range o.changes {
 			ch[i] = c.String()
 		}
-		return fmt.Sprintf("end the watches %s; meanwhile [%s]; wait %v", how, strings.Join(ch, ", "), endWatchWait)
+		return fmt.Sprintf("end the watches %s; meanwhile [%s]; wait %v", how, strings.Join(ch, ", "), infEndWatchWait)
 	default:
-		return fmt.Sprintf("wait %v (resync)", resyncWait)
+		return fmt.Sprintf("wait %v (resync)", infResyncWait)
 	}
 }
 
@@ -150,19 +150,19 @@ func genInfOps(r *rand.Rand) []infOp {
 			ops = append(ops, infOp{kind: infWrite, name: pick(r, infNames)})
 		case p < 50:
 			ops = append(ops, infOp{kind: infDelete, name: pick(r, infNames)})
-		case p < 65 && handlers < maxHandlers:
+		case p < 65 && handlers < infMaxHandlers:
 			handlers++
 			ops = append(ops, infOp{kind: infAddHandler, resync: r.IntN(3)})
 		case p < 70:
 			ops = append(ops, infOp{kind: infRemoveHandler, nth: r.IntN(3)})
-		case p < 85 && ends < maxTimed:
+		case p < 85 && ends < infMaxTimed:
 			ends++
 			op := infOp{kind: infEndWatch, expire: r.IntN(4) > 0}
 			for range r.IntN(4) {
 				op.changes = append(op.changes, infChange{del: r.IntN(2) == 0, name: pick(r, infNames)})
 			}
 			ops = append(ops, op)
-		case p >= 85 && resyncs < maxTimed:
+		case p >= 85 && resyncs < infMaxTimed:
 			resyncs++
 			ops = append(ops, infOp{kind: infResync})
 		}
@@ -210,7 +210,7 @@ type informerRun struct {
 
 func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript) {
 	srv := newCMServer()
-	ourSide, theirSide := newOursSide(oursLW{srv, &srv.ours}, resyncPeriod), newClientGoSide(clientGoLW{srv, &srv.theirs}, resyncPeriod)
+	ourSide, theirSide := newOursSide(oursLW{srv, &srv.ours}, infResyncPeriod), newClientGoSide(clientGoLW{srv, &srv.theirs}, infResyncPeriod)
 	if transform {
 		ourSide, theirSide = ourSide.withTransform(), theirSide.withTransform()
 	}
@@ -249,7 +249,7 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 			case 1:
 				resync = new(time.Duration)
 			case 2:
-				d := 2 * resyncPeriod
+				d := 2 * infResyncPeriod
 				resync = &d
 			}
 			for _, s := range sides {
@@ -279,9 +279,9 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 					srv.write(c.name)
 				}
 			}
-			time.Sleep(endWatchWait)
+			time.Sleep(infEndWatchWait)
 		case infResync:
-			time.Sleep(resyncWait)
+			time.Sleep(infResyncWait)
 		}
 		synctest.Wait()
 		for _, s := range sides {
