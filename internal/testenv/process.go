@@ -76,6 +76,18 @@ func (p *process) stop(grace time.Duration) {
 	<-p.done
 }
 
+// kill sends SIGKILL and waits until the process has exited: a crash, not a shutdown.
+// It is safe to call on a process that has already exited.
+func (p *process) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
 // exitedEarly returns an error with the tail of the process's log if it has exited.
 func (p *process) exitedEarly() error {
 	select {
