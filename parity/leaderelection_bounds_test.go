@@ -69,6 +69,20 @@ func (s *leScript) observe(from time.Time, acted *leCand) error {
 		c.mu.Unlock()
 	}
 	s.tr.Printf("  live candidates whose last OnNewLeader names the holder: %d of %d", agree, live)
+	// OnStoppedLeading: once for every candidate whose Run returned (a crashed one is
+	// not observed), in both libraries whether or not it led.
+	once, returned := 0, 0
+	for _, c := range s.cands {
+		c.mu.Lock()
+		if !c.crashed && !c.returned.IsZero() {
+			returned++
+			if c.stopped == 1 {
+				once++
+			}
+		}
+		c.mu.Unlock()
+	}
+	s.tr.Printf("  candidates whose Run returned: %d, with OnStoppedLeading called once: %d", returned, once)
 	return nil
 }
 

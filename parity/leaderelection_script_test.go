@@ -28,6 +28,7 @@ type leCand struct {
 	started  []time.Time // OnStartedLeading calls; guarded by mu
 	ended    []time.Time // when their context ended (or the crash); guarded by mu
 	reported []string    // OnNewLeader calls; guarded by mu
+	stopped  int         // OnStoppedLeading calls; guarded by mu
 	returned time.Time   // when Run returned; guarded by mu
 }
 
@@ -69,6 +70,8 @@ func (c *leCand) work(ctx context.Context) {
 
 func (c *leCand) newLeader(id string) { c.record(func() { c.reported = append(c.reported, id) }) }
 
+func (c *leCand) stoppedLeading() { c.record(func() { c.stopped++ }) }
+
 // leStarter starts one library's elector for c in world w, in a goroutine that closes
 // c.done when Run returns.
 type leStarter func(ctx context.Context, w *leaseWorld, tm leTiming, c *leCand) error
@@ -78,7 +81,7 @@ func startOurs(ctx context.Context, w *leaseWorld, tm leTiming, c *leCand) error
 		Lock:          &ourLeaseLock{w: w, id: c.id},
 		LeaseDuration: tm.leaseDuration, RenewDeadline: tm.renewDeadline, RetryPeriod: tm.retryPeriod,
 		ReleaseOnCancel: tm.release,
-		Callbacks:       le.Callbacks{OnStartedLeading: c.work, OnNewLeader: c.newLeader},
+		Callbacks:       le.Callbacks{OnStartedLeading: c.work, OnStoppedLeading: c.stoppedLeading, OnNewLeader: c.newLeader},
 		Logger:          quiet,
 	})
 	if err != nil {
@@ -98,7 +101,7 @@ func startClientGo(ctx context.Context, w *leaseWorld, tm leTiming, c *leCand) e
 		LeaseDuration: tm.leaseDuration, RenewDeadline: tm.renewDeadline, RetryPeriod: tm.retryPeriod,
 		ReleaseOnCancel: tm.release,
 		Name:            "parity",
-		Callbacks: cgle.LeaderCallbacks{OnStartedLeading: c.work, OnStoppedLeading: func() {},
+		Callbacks: cgle.LeaderCallbacks{OnStartedLeading: c.work, OnStoppedLeading: c.stoppedLeading,
 			OnNewLeader: c.newLeader},
 	})
 	if err != nil {
@@ -216,8 +219,14 @@ func (s *leScript) run(ops []leOp) error {
 // play does one step; it returns the leader it acted on, if any.
 func (s *leScript) play(op leOp) (*leCand, error) {
 	if op.kind == "start" {
-		if len(s.cands) == 3 {
-			s.tr.Printf("  (three candidates already; none started)")
+		live := 0
+		for _, c := range s.cands {
+			if c.live() {
+				live++
+			}
+		}
+		if live == 3 {
+			s.tr.Printf("  (three live candidates already; none started)")
 			return nil, nil
 		}
 		return nil, s.startCandidate()

@@ -25,7 +25,8 @@ import (
 //     whether a leader survives an outage; whether the Lease is released or left to
 //     expire; how many candidates are live; whether every live candidate's latest
 //     OnNewLeader names the holder; the Lease's final holder (as a role: the live
-//     leader, released, a stopped candidate) and its leaseTransitions.
+//     leader, released, a stopped candidate) and its leaseTransitions; how many stopped
+//     candidates had OnStoppedLeading called once.
 //   - by bounds, checked on each side alone: each takeover comes no earlier than
 //     LeaseDuration after the write it replaces (the lease had expired) and no later
 //     than LeaseDuration + 2·(1+JitterFactor)·RetryPeriod after it — the follower may
@@ -97,7 +98,8 @@ func genLETiming(r *rand.Rand) leTiming {
 	return leTiming{leaseDuration: ld, renewDeadline: rd, retryPeriod: rp, release: r.IntN(2) == 0}
 }
 
-// genLEOps makes a timing, then 2 to 8 steps. Offsets and outages carry half a
+// genLEOps makes a timing, then 2 to 8 steps; a start adds a replica (c1, c2, … in
+// order) while fewer than three are live. Offsets and outages carry half a
 // millisecond so that a disruption never starts or ends on the instant of a retry.
 func genLEOps(r *rand.Rand) []leOp {
 	tm := genLETiming(r)
@@ -105,11 +107,11 @@ func genLEOps(r *rand.Rand) []leOp {
 	for range 2 + r.IntN(7) {
 		after := time.Duration(r.IntN(int(tm.retryPeriod/time.Millisecond)-1))*time.Millisecond + 500*time.Microsecond
 		switch p := r.IntN(100); {
-		case p < 30:
+		case p < 40:
 			ops = append(ops, leOp{kind: "start"})
-		case p < 45:
+		case p < 55:
 			ops = append(ops, leOp{kind: "crash", after: after})
-		case p < 60:
+		case p < 75:
 			ops = append(ops, leOp{kind: "cancel", after: after})
 		default:
 			span := tm.retryPeriod + tm.renewDeadline + tm.leaseDuration
