@@ -5,7 +5,7 @@ GO ?= go
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 CONTROLPLANE_BIN = $(shell bash hack/controlplane/build.sh --dir)
 
-.PHONY: all demo lab explore replay recordings test unit lint bench parity outage controlplane cluster cluster-down check-go
+.PHONY: all demo lab explore replay recordings test unit lint bench parity soak outage controlplane cluster cluster-down check-go
 
 all: lint test
 
@@ -45,8 +45,12 @@ bench: controlplane
 
 ## parity: the differential tests against client-go (fixed seeds; PARITY_SEED=N replays one, PARITY_RUNS=N runs more), then every deliberate break in parity/breaks, which they must catch; see docs/parity.md
 parity: check-go
-	cd parity && $(GO) test -race -count=1 ./...
+	cd parity && $(GO) test -race -count=1 . ./internal/...
 	cd parity && $(GO) run ./cmd/breaks
+
+## soak: our informers beside client-go's on the control plane under writes and faults, sized by SOAK_OPS, SOAK_FAULTS, SOAK_APISERVER_RESTARTS, SOAK_ETCD_RESTARTS, SOAK_CHECKPOINTS (defaults: the short soak CI runs; SOAK_SUMMARY=FILE keeps the tables); see docs/parity.md
+soak: controlplane
+	cd parity && KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) test -race -count=1 -v -timeout 0 -run '^TestSoak$$' ./soak/
 
 ## outage: seconds until each library's informer is current after a kube-apiserver outage (OUTAGE=5m, RUNS=3, INFORMERS=8 a library, FAULT=restart|refuse); see bench/README.md
 outage: controlplane

@@ -43,7 +43,8 @@
 //
 // Reading order: binaries.go (where the binaries are), process.go (one child process),
 // pki.go (the identities, the service-account key and the token file), apiserver.go
-// (etcd + kube-apiserver), rbac.go (the bindings made at start-up), cluster.go (the
+// (etcd + kube-apiserver), crash.go (either killed with SIGKILL and started again),
+// rbac.go (the bindings made at start-up), cluster.go (the
 // Cluster profile), second_apiserver.go (another apiserver on the same etcd), proxy.go
 // (cut, refuse, switch, freeze), env.go (Start for tests), kubeconfig.go.
 //
