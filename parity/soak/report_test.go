@@ -29,9 +29,9 @@ func (s *summary) markdown() string {
 	fmt.Fprintf(&b, "| kube-apiserver killed and restarted | %d |\n", s.apiRestarts)
 	fmt.Fprintf(&b, "| etcd killed and restarted | %d |\n", s.etcdRestarts)
 	fmt.Fprintf(&b, "| divergences | %d |\n", len(s.divergences))
-	fmt.Fprintf(&b, "\n| checkpoint | objects | every cache and handler equal to the LIST after | heap in use |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "\n| checkpoint | objects | every cache and handler equal to the LIST after | the last to catch up | heap in use |\n|---|---:|---:|---|---:|\n")
 	for _, c := range s.checkpoints {
-		fmt.Fprintf(&b, "| %s | %d | %v | %.1f MB |\n", c.label, c.objects, c.converged.Round(time.Millisecond), c.heapMB)
+		fmt.Fprintf(&b, "| %s | %d | %v | %s | %.1f MB |\n", c.label, c.objects, c.converged.Round(time.Millisecond), c.slowest, c.heapMB)
 	}
 	fmt.Fprintf(&b, "\n| handler | notifications | of them tombstones |\n|---|---:|---:|\n")
 	for _, st := range s.stories {

@@ -188,6 +188,7 @@ type checkpointResult struct {
 	label     string
 	objects   int
 	converged time.Duration // how long until every cache and handler equalled the LIST
+	slowest   string        // the cache or handler that took longest
 	heapMB    float64
 }
 
@@ -218,18 +219,24 @@ func (s *summary) checkpoint(ctx context.Context, t *testing.T, label string, in
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// caughtUp is when each cache and each handler's view first equalled the LIST: the
+	// slowest is named in the summary, so a long wait says who it was waiting for.
+	caughtUp := map[string]time.Duration{}
 	var behind []string
 	for {
 		behind = behind[:0]
-		for _, sd := range sides {
-			if d := differ(sd.cache(), want); d != "" {
-				behind = append(behind, fmt.Sprintf("%s: cache %s", sd.name, d))
+		note := func(name, d string) {
+			if d != "" {
+				behind = append(behind, name+" "+d)
+			} else if _, ok := caughtUp[name]; !ok {
+				caughtUp[name] = time.Since(start)
 			}
+		}
+		for _, sd := range sides {
+			note(sd.name+": cache", differ(sd.cache(), want))
 			for _, st := range sd.stories {
 				view, _ := st.snapshot()
-				if d := differ(view, want); d != "" {
-					behind = append(behind, fmt.Sprintf("%s: handler's view %s", st.name, d))
-				}
+				note(st.name+": handler's view", differ(view, want))
 			}
 		}
 		if len(behind) == 0 || time.Since(start) > s.knobs.settle {
@@ -247,8 +254,14 @@ func (s *summary) checkpoint(ctx context.Context, t *testing.T, label string, in
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s.checkpoints = append(s.checkpoints, checkpointResult{label: label, objects: len(want), converged: time.Since(start), heapMB: float64(ms.HeapAlloc) / (1 << 20)})
-	t.Logf("checkpoint %s: %d objects, every cache and handler equal to the LIST after %v", label, len(want), time.Since(start).Round(time.Millisecond))
+	slowest := ""
+	for name, d := range caughtUp {
+		if slowest == "" || d > caughtUp[slowest] {
+			slowest = name
+		}
+	}
+	s.checkpoints = append(s.checkpoints, checkpointResult{label: label, objects: len(want), converged: time.Since(start), slowest: slowest, heapMB: float64(ms.HeapAlloc) / (1 << 20)})
+	t.Logf("checkpoint %s: %d objects, every cache and handler equal to the LIST after %v (the last: %s)", label, len(want), time.Since(start).Round(time.Millisecond), slowest)
 }
 
 // finish adds what the stories saw and every rule they found broken.
