@@ -20,77 +20,14 @@ import (
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/internal/fakeapi"
 	"github.com/kubeinternals/informers/internal/testmetrics"
+	"github.com/kubeinternals/informers/internal/testmetrics/informermetrics"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"
 )
 
-// metricsRecorder is an informer.MetricsProvider that records every value of every
-// metric under "metric{labels}".
-type metricsRecorder struct{ testmetrics.Recorder }
-
-func (r *metricsRecorder) m(metric string, labels ...string) testmetrics.Metric {
-	return r.Metric(metric + "{" + strings.Join(labels, ",") + "}")
-}
-func (r *metricsRecorder) l(metric, name string) testmetrics.Labeled {
-	return r.Labeled(metric + "{" + name + "}")
-}
-
-func (r *metricsRecorder) NewListsMetric(n string) reflector.CounterMetric { return r.m("lists", n) }
-func (r *metricsRecorder) NewListDurationMetric(n string) reflector.SummaryMetric {
-	return r.m("list_duration", n)
-}
-func (r *metricsRecorder) NewItemsInListMetric(n string) reflector.SummaryMetric {
-	return r.m("items_in_list", n)
-}
-func (r *metricsRecorder) NewWatchesMetric(n string) reflector.CounterMetric {
-	return r.m("watches", n)
-}
-func (r *metricsRecorder) NewShortWatchesMetric(n string) reflector.CounterMetric {
-	return r.m("short_watches", n)
-}
-func (r *metricsRecorder) NewWatchDurationMetric(n string) reflector.SummaryMetric {
-	return r.m("watch_duration", n)
-}
-func (r *metricsRecorder) NewItemsInWatchMetric(n string) reflector.SummaryMetric {
-	return r.m("items_in_watch", n)
-}
-func (r *metricsRecorder) NewLastResourceVersionMetric(n string) reflector.GaugeMetric {
-	return r.m("last_rv", n)
-}
-func (r *metricsRecorder) NewRelistsMetric(n string) reflector.LabeledCounterMetric {
-	return r.l("relists", n)
-}
-func (r *metricsRecorder) NewWatchEventsMetric(n string) reflector.LabeledCounterMetric {
-	return r.l("watch_events", n)
-}
-func (r *metricsRecorder) NewLastEventTimeMetric(n string) reflector.GaugeMetric {
-	return r.m("last_event_time", n)
-}
-func (r *metricsRecorder) NewQueuedItemsMetric(n string) informer.GaugeMetric {
-	return r.m("queued", n)
-}
-func (r *metricsRecorder) NewProcessingLatencyMetric(n string) informer.HistogramMetric {
-	return r.m("processing", n)
-}
-func (r *metricsRecorder) NewStoreResourceVersionMetric(n string) informer.GaugeMetric {
-	return r.m("store_rv", n)
-}
-func (r *metricsRecorder) NewHandlerBacklogMetric(n, h string) informer.GaugeMetric {
-	return r.m("backlog", n, h)
-}
-func (r *metricsRecorder) NewHandlerHighWaterMetric(n, h string) informer.GaugeMetric {
-	return r.m("high_water", n, h)
-}
-func (r *metricsRecorder) NewHandlerDurationMetric(n, h string) informer.HistogramMetric {
-	return r.m("handler_duration", n, h)
-}
-func (r *metricsRecorder) NewHandlerPanicsMetric(n, h string) informer.CounterMetric {
-	return r.m("panics", n, h)
-}
-
-// DeleteHandlerMetrics records the deletion as 1 under deleted{name,handler}.
-func (r *metricsRecorder) DeleteHandlerMetrics(n, h string) { r.m("deleted", n, h).Inc() }
+// metricsRecorder records every value of every metric under "metric{labels}".
+type metricsRecorder = informermetrics.Recorder
 
 // One provider in Options gives the informer's, its reflector's and its handlers'
 // metrics, on both pipelines: the queue fills and drains, the cache's resource
@@ -370,7 +307,7 @@ type slowQueuedItems struct {
 }
 
 func (p *slowQueuedItems) NewQueuedItemsMetric(n string) informer.GaugeMetric {
-	p.gauge = &slowGauge{m: p.m("queued", n)}
+	p.gauge = &slowGauge{m: p.M("queued", n)}
 	return p.gauge
 }
 
