@@ -13,11 +13,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kubeinternals/informers/informer"
@@ -68,11 +64,7 @@ var _ = exception("docs/defaults.md", "Informer and queue", "where logs go", fun
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		lw := &cache.ListWatch{
-			ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, forbidden() },
-			WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, forbidden() },
-		}
-		their := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+		their := forbiddenClientGoInformer()
 		go their.RunWithContext(klog.NewContext(ctx, inContext.logr()))
 
 		var atBuild, later lines

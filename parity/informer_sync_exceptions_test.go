@@ -37,6 +37,16 @@ func (forbiddenLW) Watch(context.Context, metav1.ListOptions) (reflector.Watch[*
 	return nil, forbidden()
 }
 
+// forbiddenClientGoInformer is a client-go informer whose every LIST and WATCH fails
+// with 403 Forbidden.
+func forbiddenClientGoInformer() cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, forbidden() },
+		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, forbidden() },
+	}
+	return cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+}
+
 // Waiting for an informer that can never sync (403 on every request): client-go's
 // WaitForCacheSync polls HasSynced every 100 ms until its stop channel closes and
 // returns false, with no reason; ours returns at once, with an error that wraps
@@ -59,11 +69,7 @@ var _ = exception("docs/defaults.md", "Informer and queue", "waiting for sync", 
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		lw := &cache.ListWatch{
-			ListWithContextFunc:  func(context.Context, metav1.ListOptions) (runtime.Object, error) { return nil, forbidden() },
-			WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) { return nil, forbidden() },
-		}
-		their := cache.NewSharedIndexInformer(lw, &corev1.ConfigMap{}, 0, cache.Indexers{})
+		their := forbiddenClientGoInformer()
 		go their.RunWithContext(ctx)
 		stop := make(chan struct{})
 		time.AfterFunc(2*time.Second, func() { close(stop) })
