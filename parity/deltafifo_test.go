@@ -43,23 +43,8 @@ func compareDeltaFIFOs(ops []fifoOp, transform bool) error {
 	ctx := context.Background()
 
 	for _, op := range ops {
-		var ourErr, theirErr error
+		ourErr, theirErr, _ := writeBoth(op, our, their) // the others are made below
 		switch op.kind {
-		case fifoAdd:
-			ourErr, theirErr = our.Add(configMap(op.name, op.rv)), their.Add(configMap(op.name, op.rv))
-		case fifoUpdate:
-			ourErr, theirErr = our.Update(configMap(op.name, op.rv)), their.Update(configMap(op.name, op.rv))
-		case fifoDelete:
-			ourErr, theirErr = our.Delete(configMap(op.name, op.rv)), their.Delete(configMap(op.name, op.rv))
-		case fifoReplace:
-			list := replaceList(op)
-			anys := make([]any, len(list))
-			for i, cm := range list {
-				anys[i] = cm
-			}
-			ourErr, theirErr = our.Replace(replaceList(op), "rv"), their.Replace(anys, "rv")
-		case fifoResync:
-			ourErr, theirErr = our.Resync(), their.Resync()
 		case fifoPop:
 			if our.Len() != queuedLen(their, "queue") {
 				return check.Transcripts(&ours, &theirs) // already parted on Len

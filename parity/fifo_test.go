@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubeinternals/informers/deltafifo"
 	"github.com/kubeinternals/informers/parity/internal/check"
+	"github.com/kubeinternals/informers/reflector"
 )
 
 // What the queue tests give both queues: what a reflector writes into a queue, and what
@@ -125,6 +126,31 @@ func replaceList(o fifoOp) []*corev1.ConfigMap {
 		list[i] = configMap(n, o.rv)
 	}
 	return list
+}
+
+// writeBoth makes one of the reflector's writes — Add, Update, Delete, Replace,
+// Resync — on both queues and returns each one's error; ok is false for any other
+// operation, which the test makes itself.
+func writeBoth(op fifoOp, our reflector.Store[*corev1.ConfigMap], their cache.ReflectorStore) (ourErr, theirErr error, ok bool) {
+	switch op.kind {
+	case fifoAdd:
+		return our.Add(configMap(op.name, op.rv)), their.Add(configMap(op.name, op.rv)), true
+	case fifoUpdate:
+		return our.Update(configMap(op.name, op.rv)), their.Update(configMap(op.name, op.rv)), true
+	case fifoDelete:
+		return our.Delete(configMap(op.name, op.rv)), their.Delete(configMap(op.name, op.rv)), true
+	case fifoReplace:
+		list := replaceList(op)
+		anys := make([]any, len(list))
+		for i, cm := range list {
+			anys[i] = cm
+		}
+		rv := fmt.Sprint(op.rv)
+		return our.Replace(replaceList(op), rv), their.Replace(anys, rv), true
+	case fifoResync:
+		return our.Resync(), their.Resync(), true
+	}
+	return nil, nil, false
 }
 
 // withAndWithoutTransform runs a queue comparison on the same input twice: without a

@@ -73,28 +73,16 @@ func compareRealFIFOs(ops []fifoOp, transform bool) error {
 	}
 
 	for _, op := range ops {
-		var ourErr, theirErr error
+		ourErr, theirErr, _ := writeBoth(op, our, their) // the others are made below
 		switch op.kind {
-		case fifoAdd:
-			ourErr, theirErr = our.Add(configMap(op.name, op.rv)), their.Add(configMap(op.name, op.rv))
 		case fifoAddMany:
 			for i := range op.count {
 				name := fmt.Sprintf("m%d", i)
 				ourErr, theirErr = our.Add(configMap(name, op.rv)), their.Add(configMap(name, op.rv))
+				if ourErr != nil || theirErr != nil {
+					break // the first failure is the one to compare
+				}
 			}
-		case fifoUpdate:
-			ourErr, theirErr = our.Update(configMap(op.name, op.rv)), their.Update(configMap(op.name, op.rv))
-		case fifoDelete:
-			ourErr, theirErr = our.Delete(configMap(op.name, op.rv)), their.Delete(configMap(op.name, op.rv))
-		case fifoReplace:
-			list := replaceList(op)
-			anys := make([]any, len(list))
-			for i, cm := range list {
-				anys[i] = cm
-			}
-			ourErr, theirErr = our.Replace(replaceList(op), fmt.Sprint(op.rv)), their.Replace(anys, fmt.Sprint(op.rv))
-		case fifoResync:
-			ourErr, theirErr = our.Resync(), their.Resync()
 		case fifoBookmark:
 			ourErr, theirErr = our.Bookmark(fmt.Sprint(op.rv)), their.Bookmark(fmt.Sprint(op.rv))
 		case fifoPop, fifoPopBatch:
