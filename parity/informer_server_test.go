@@ -163,6 +163,14 @@ func (s *cmServer) endWatches(expire bool) {
 	}
 }
 
+// startClock marks now as both endpoints' last action: the reflectors start, and the
+// wait before each one's first request is measured from here.
+func (s *cmServer) startClock() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ours.last, s.theirs.last = time.Now(), time.Now()
+}
+
 // stateAt returns every object as it was at resourceVersion rv, replayed from the
 // history: what a continue token, which pins the first page's resourceVersion, lists.
 func (s *cmServer) stateAt(rv int) map[string]int {
@@ -258,6 +266,14 @@ func (s *cmServer) watch(e *endpoint, opts metav1.ListOptions, w *serverWatch) e
 	}
 	if f, ok := e.takeFault(kind); ok {
 		e.log = append(e.log, line+" → "+f.answer())
+		if f == watchListCut {
+			if len(s.objs) > 0 {
+				first := sortedStrings(mapKeys(s.objs))[0]
+				w.send(serverEvent{typ: watch.Added, name: first, rv: s.objs[first]})
+			}
+			w.end()
+			return nil
+		}
 		return f.err()
 	}
 	w.bookmarks = opts.AllowWatchBookmarks

@@ -35,7 +35,13 @@ const (
 	watchTooLarge
 	watchListExpired
 	watchListTooLarge
+	// numFaults counts the faults TestReflector generates. The ones after it only
+	// exceptions arm: the differential test keeps off them.
 	numFaults
+	// watchListCut opens the next watch-list, sends its first initial event and ends
+	// the stream, before the end bookmark: docs/defaults.md's row "a watch-list stream
+	// cut before its end bookmark".
+	watchListCut
 )
 
 func (f serverFault) kind() requestKind {
@@ -44,7 +50,7 @@ func (f serverFault) kind() requestKind {
 		return faultContinue
 	case watchExpired, watchTooLarge:
 		return faultWatch
-	case watchListExpired, watchListTooLarge:
+	case watchListExpired, watchListTooLarge, watchListCut:
 		return faultWatchList
 	default:
 		return faultList
@@ -61,6 +67,8 @@ func (f serverFault) String() string {
 		"the next WATCH: refused, too large resource version",
 		"the next watch-list: refused, 410 Expired",
 		"the next watch-list: refused, too large resource version",
+		"(not a fault)",
+		"the next watch-list: cut after its first initial event",
 	}[f]
 }
 
@@ -71,6 +79,8 @@ func (f serverFault) answer() string {
 		return "410 Expired"
 	case listInternal:
 		return "500 InternalError"
+	case watchListCut:
+		return "cut after 1 initial event"
 	default:
 		return "504 too large resource version"
 	}

@@ -169,7 +169,9 @@ const (
 
 func (m reflectorMode) String() string { return [...]string{"LIST then WATCH", "watch-list"}[m] }
 
-func newOursReflectorSide(srv *cmServer, mode reflectorMode) *reflectorSide {
+// newOursReflectorSide builds our side; tweak, if given, changes its options (an
+// exception's logger or error handler).
+func newOursReflectorSide(srv *cmServer, mode reflectorMode, tweak ...func(*reflector.Options[*corev1.ConfigMap])) *reflectorSide {
 	side := &reflectorSide{name: "ours", end: &srv.ours, store: newRecordingStore(srv, &srv.ours), lastSync: func() string { return "" }}
 	opts := reflector.Options[*corev1.ConfigMap]{
 		Logger: quiet,
@@ -178,6 +180,9 @@ func newOursReflectorSide(srv *cmServer, mode reflectorMode) *reflectorSide {
 	}
 	if mode == modeList {
 		opts.InitialList = reflector.PagedList
+	}
+	for _, f := range tweak {
+		f(&opts)
 	}
 	side.start = func(ctx context.Context) {
 		r, err := reflector.NewReflector[*corev1.ConfigMap](oursLW{srv, &srv.ours}, oursStore{side.store}, opts)

@@ -273,9 +273,7 @@ func playReflectors(ops []reflOp, v reflVariant, ourTr, theirTr *check.Transcrip
 			for _, f := range op.faults {
 				srv.arm(f)
 			}
-			srv.mu.Lock()
-			srv.ours.last, srv.theirs.last = time.Now(), time.Now()
-			srv.mu.Unlock()
+			srv.startClock()
 			for _, s := range sides {
 				s.done = make(chan struct{})
 				s.start(ctx)
