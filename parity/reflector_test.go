@@ -54,16 +54,7 @@ import (
 // client-go: tools/cache/reflector.go Reflector.watchList
 // client-go: tools/pager/pager.go ListPager.list
 func TestReflector(t *testing.T) {
-	// client-go's reflector reports some errors (a failed LIST, a refused WATCH)
-	// through utilruntime.HandleErrorWithContext, whose handlers include a global rate
-	// limit that sleeps until 1ms after the previous error. It measures that on the
-	// clock, and the first error's "previous" is the real time the package was loaded:
-	// inside a bubble, whose fake clock starts in 2000, it would sleep for decades.
-	// Its other handler only logs, through the context's logger (discarded here).
-	handlers := utilruntime.ErrorHandlers
-	utilruntime.ErrorHandlers = nil
-	t.Cleanup(func() { utilruntime.ErrorHandlers = handlers })
-
+	withoutErrorBackoff(t)
 	check.Run(t, check.Config[reflOp]{Runs: 400, Simplify: simplifyReflOp}, genReflOps, func(ops []reflOp) error {
 		for _, v := range reflVariants {
 			if err := compareReflectors(t, ops, v); err != nil {
@@ -72,6 +63,21 @@ func TestReflector(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// withoutErrorBackoff empties utilruntime.ErrorHandlers until t ends. client-go's
+// reflector reports some errors (a failed LIST, a refused WATCH) through
+// utilruntime.HandleErrorWithContext, whose handlers include a global rate limit that
+// sleeps until 1ms after the previous error. It measures that on the clock, and the
+// first error's "previous" is the real time the package was loaded: inside a bubble,
+// whose fake clock starts in 2000, it would sleep for decades. The other handler only
+// logs, through the context's logger (discarded here).
+//
+// client-go: k8s.io/apimachinery/pkg/util/runtime/runtime.go ErrorHandlers
+func withoutErrorBackoff(t *testing.T) {
+	handlers := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = nil
+	t.Cleanup(func() { utilruntime.ErrorHandlers = handlers })
 }
 
 // reflVariant is one way of running an input.
