@@ -52,9 +52,9 @@ type endpoint struct {
 // serverWatch is how the server reaches one open watch, whatever its event type.
 type serverWatch struct {
 	send      func(serverEvent)
-	expire    func() // an ERROR event with 410 Expired, then the end of the stream
-	end       func() // the end of the stream, without an error
-	bookmarks bool   // the request allowed bookmarks
+	fail      func(*metav1.Status) // an ERROR event with this status, then the end of the stream
+	end       func()               // the end of the stream, without an error
+	bookmarks bool                 // the request allowed bookmarks
 }
 
 type cmServer struct {
@@ -138,8 +138,17 @@ func (s *cmServer) bookmark() {
 
 // endWatches ends both open watches: with 410 Expired (the reflector must relist) or
 // as a plain end of the stream (it may watch again from its last resourceVersion).
-// What it did is written into each endpoint's log.
 func (s *cmServer) endWatches(expire bool) {
+	if expire {
+		s.failWatches(expiredStatus())
+		return
+	}
+	s.failWatches(nil)
+}
+
+// failWatches ends both open watches with an ERROR event of status st, or plainly if
+// st is nil. Where no watch is open, that is written into the endpoint's log.
+func (s *cmServer) failWatches(st *metav1.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range []*endpoint{&s.ours, &s.theirs} {
@@ -147,8 +156,8 @@ func (s *cmServer) endWatches(expire bool) {
 		case e.open == nil:
 			e.log = append(e.log, "(no watch open to end)")
 			continue
-		case expire:
-			e.open.expire()
+		case st != nil:
+			e.open.fail(st)
 		default:
 			e.open.end()
 		}

@@ -35,6 +35,8 @@ const (
 	watchTooLarge
 	watchListExpired
 	watchListTooLarge
+	watchTooMany
+	watchListTooMany
 	// numFaults counts the faults TestReflector generates. The ones after it only
 	// exceptions arm: the differential test keeps off them.
 	numFaults
@@ -48,9 +50,9 @@ func (f serverFault) kind() requestKind {
 	switch f {
 	case continueExpired:
 		return faultContinue
-	case watchExpired, watchTooLarge:
+	case watchExpired, watchTooLarge, watchTooMany:
 		return faultWatch
-	case watchListExpired, watchListTooLarge, watchListCut:
+	case watchListExpired, watchListTooLarge, watchListTooMany, watchListCut:
 		return faultWatchList
 	default:
 		return faultList
@@ -67,6 +69,8 @@ func (f serverFault) String() string {
 		"the next WATCH: refused, too large resource version",
 		"the next watch-list: refused, 410 Expired",
 		"the next watch-list: refused, too large resource version",
+		"the next WATCH: refused, 429 TooManyRequests",
+		"the next watch-list: refused, 429 TooManyRequests",
 		"(not a fault)",
 		"the next watch-list: cut after its first initial event",
 	}[f]
@@ -81,6 +85,8 @@ func (f serverFault) answer() string {
 		return "500 InternalError"
 	case watchListCut:
 		return "cut after 1 initial event"
+	case watchTooMany, watchListTooMany:
+		return "429 TooManyRequests"
 	default:
 		return "504 too large resource version"
 	}
@@ -94,6 +100,8 @@ func (f serverFault) err() error {
 		return apierrors.NewResourceExpired("too old resource version")
 	case listInternal:
 		return apierrors.NewInternalError(fmt.Errorf("etcd is unhappy"))
+	case watchTooMany, watchListTooMany:
+		return apierrors.NewTooManyRequests("slow down", 1)
 	default:
 		// A 504 carrying the ResourceVersionTooLarge cause, as the API server answers
 		// a resourceVersion newer than it has seen.

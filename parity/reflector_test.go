@@ -10,6 +10,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/kubeinternals/informers/parity/internal/check"
@@ -20,10 +22,11 @@ import (
 // (informer_server_test.go) in one synctest bubble per input, and plays a generated
 // story: writes and deletes before the start and while watching; bookmarks; watches
 // that end plainly (a re-watch; twice at once: a very short watch), or with an ERROR
-// event 410 Expired (a relist), with objects changed before the next request; and
+// event — 410 Expired or 500 (a relist), 429 (a backoff, then a re-watch) — with
+// objects changed before the next request; and
 // failures armed for the next requests of a kind — 410 Expired or "too large resource
 // version" on a LIST's first page, 410 on a continue page, 500 on a LIST, a WATCH or a
-// watch-list refused with 410 or too-large. The server pages LISTs (at most 1–3
+// watch-list refused with 410, too-large or 429. The server pages LISTs (at most 1–3
 // objects a page, or the limit asked), with or without a watch cache that ignores the
 // limit at RV "0".
 //
@@ -113,10 +116,26 @@ const (
 type endHow int
 
 const (
-	endPlain  endHow = iota // the stream ends without an error: a re-watch
-	endTwice                // …and the re-watch ends at once, with no event: a very short watch
-	endExpire               // an ERROR event 410 Expired, then the end: a relist
+	endPlain    endHow = iota // the stream ends without an error: a re-watch
+	endTwice                  // …and the re-watch ends at once, with no event: a very short watch
+	endExpire                 // an ERROR event 410 Expired, then the end: a relist
+	endTooMany                // an ERROR event 429: a backoff, then a re-watch
+	endInternal               // an ERROR event 500: a relist
+	numEndHows
 )
+
+// status is the ERROR event's status this end sends; nil for a plain end.
+func (h endHow) status() *metav1.Status {
+	switch h {
+	case endExpire:
+		return expiredStatus()
+	case endTooMany:
+		return &apierrors.NewTooManyRequests("slow down", 1).ErrStatus
+	case endInternal:
+		return &apierrors.NewInternalError(fmt.Errorf("etcd is unhappy")).ErrStatus
+	}
+	return nil
+}
 
 // reflOp is one step of the story.
 type reflOp struct {
@@ -152,7 +171,8 @@ func (o reflOp) String() string {
 	case rfBookmark:
 		return "bookmark"
 	default:
-		how := [...]string{"plainly", "plainly, then the re-watch at once", "with an ERROR event 410 Expired"}[o.how]
+		how := [...]string{"plainly", "plainly, then the re-watch at once", "with an ERROR event 410 Expired",
+			"with an ERROR event 429 TooManyRequests", "with an ERROR event 500 InternalError"}[o.how]
 		ch := make([]string, len(o.changes))
 		for i, c := range o.changes {
 			ch[i] = c.String()
@@ -179,7 +199,7 @@ func genReflOps(r *rand.Rand) []reflOp {
 		case p < 60:
 			ops = append(ops, reflOp{kind: rfBookmark})
 		default:
-			op := reflOp{kind: rfEnd, how: endHow(r.IntN(3)), faults: genFaults(r)}
+			op := reflOp{kind: rfEnd, how: endHow(r.IntN(int(numEndHows))), faults: genFaults(r)}
 			for range r.IntN(4) {
 				op.changes = append(op.changes, infChange{del: r.IntN(3) == 0, name: pick(r, infNames)})
 			}
@@ -289,7 +309,7 @@ func playReflectors(ops []reflOp, v reflVariant, ourTr, theirTr *check.Transcrip
 			for _, f := range op.faults {
 				srv.arm(f)
 			}
-			srv.endWatches(op.how == endExpire)
+			srv.failWatches(op.how.status())
 			if op.how == endTwice {
 				synctest.Wait() // both re-watched at once
 				srv.endWatches(false)

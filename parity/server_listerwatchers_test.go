@@ -98,8 +98,8 @@ func (lw oursLW) Watch(_ context.Context, opts metav1.ListOptions) (reflector.Wa
 		send: func(ev serverEvent) {
 			w.push(reflector.Event[*corev1.ConfigMap]{Type: ev.typ, Object: eventObject(ev)})
 		},
-		expire: func() {
-			w.push(reflector.Event[*corev1.ConfigMap]{Type: watch.Error, Status: expiredStatus()})
+		fail: func(st *metav1.Status) {
+			w.push(reflector.Event[*corev1.ConfigMap]{Type: watch.Error, Status: st})
 			w.close()
 		},
 		end: w.close,
@@ -142,8 +142,8 @@ func (lw clientGoLW) WatchWithContext(_ context.Context, opts metav1.ListOptions
 	w := newChanWatch[watch.Event]()
 	err := lw.s.watch(lw.e, opts, &serverWatch{
 		send: func(ev serverEvent) { w.push(watch.Event{Type: ev.typ, Object: eventObject(ev)}) },
-		expire: func() {
-			w.push(watch.Event{Type: watch.Error, Object: expiredStatus()})
+		fail: func(st *metav1.Status) {
+			w.push(watch.Event{Type: watch.Error, Object: st})
 			w.close()
 		},
 		end: w.close,
