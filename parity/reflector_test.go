@@ -58,7 +58,7 @@ import (
 // client-go: tools/pager/pager.go ListPager.list
 func TestReflector(t *testing.T) {
 	withoutErrorBackoff(t)
-	check.Run(t, check.Config[reflOp]{Runs: 400, Simplify: simplifyReflOp}, genReflOps, func(ops []reflOp) error {
+	check.Run(t, check.Config[reflOp]{Runs: 800, Simplify: simplifyReflOp}, genReflOps, func(ops []reflOp) error {
 		for _, v := range reflVariants {
 			if err := compareReflectors(t, ops, v); err != nil {
 				return wrapVariant(v.name, err)
