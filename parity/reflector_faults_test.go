@@ -93,7 +93,12 @@ func (f serverFault) answer() string {
 }
 
 // err is the error the ListerWatcher returns: what client-go's REST client makes of
-// the API server's Status.
+// the API server's Status. A 410 says Expired, as API servers since 1.18 do: on a
+// continue page, a 410 that says Gone (1.17 and older) is followed by a full list at the
+// original RV in our pager but returned by client-go's (which then relists at RV ""), a
+// difference reflector/pager.go Pager.List states and docs/defaults.md does not list.
+//
+// client-go: tools/pager/pager.go ListPager.list (errors.IsResourceExpired)
 func (f serverFault) err() error {
 	switch f {
 	case listExpired, continueExpired, watchExpired, watchListExpired:

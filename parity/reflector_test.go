@@ -49,7 +49,7 @@ import (
 // (the server sends the initial events and the bookmark at once, and cuts only open
 // watches), undecodable objects (the ListerWatchers here hand over typed objects), and
 // what each WatchErrorHandler hears (both are given one that does nothing); logs are
-// discarded. Resync is off: its timer restarts with each watch, after jittered waits.
+// discarded. Every 410 says Expired, never Gone (see serverFault.err). Resync is off: its timer restarts with each watch, after jittered waits.
 //
 // client-go: tools/cache/reflector.go Reflector.ListAndWatchWithContext
 // client-go: tools/cache/reflector.go Reflector.list
