@@ -1,48 +1,60 @@
 package parity
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-
-	"github.com/kubeinternals/informers/reflector"
 )
 
-// The API server TestInformer plays for both informers: one store of ConfigMaps (in
-// namespace "ns") with a resourceVersion counter and the history of every change, and
-// one endpoint per library — its LIST and WATCH requests, and the watch it has open.
-// Both libraries read the same state, so they are told the same story; each
-// endpoint records the requests its reflector made, so the transcripts show when a
-// side listed or watched and from where.
+// The API server TestInformer and TestReflector play for both libraries: one store of
+// ConfigMaps (in namespace "ns") with a resourceVersion counter and the history of every
+// change, and one endpoint per library — its LIST and WATCH requests, and the watch it
+// has open. Both libraries read the same state, so they are told the same story; each
+// endpoint records the requests its reflector made, with every option either sets and
+// the server's answer, so the transcripts show when a side listed or watched, how and
+// from where. TestReflector also pages LISTs, serves or refuses watch-lists, and arms
+// failures for the next matching requests (reflector_faults_test.go).
 
 // serverEvent is one change: the object's name and the resourceVersion the change
 // gave it (a DELETED event carries the deletion's resourceVersion, as the API server's
-// does).
+// does). A BOOKMARK has no name; initialEnd marks the one that ends a watch-list's
+// initial events.
 type serverEvent struct {
-	typ  watch.EventType
-	name string
-	rv   int
+	typ        watch.EventType
+	name       string
+	rv         int
+	initialEnd bool
 }
 
 // endpoint is one library's connection to the server.
 type endpoint struct {
-	requests []string // LIST and WATCH requests since the last observation
-	open     *serverWatch
+	// log holds the requests since the last observation, each with the server's
+	// answer, and in TestReflector the store's calls between them (recordingStore).
+	log  []string
+	open *serverWatch
+	// faults are the answers armed for the next matching requests (TestReflector).
+	faults []serverFault
+	// last is when the server last acted on this endpoint: answered a request or
+	// ended its watch. The wait before the next request is measured from it.
+	last time.Time
+	// watchListed: the last request was a watch-list.
+	watchListed bool
 }
 
 // serverWatch is how the server reaches one open watch, whatever its event type.
 type serverWatch struct {
-	send   func(serverEvent)
-	expire func() // an ERROR event with 410 Expired, then the end of the stream
-	end    func() // the end of the stream, without an error
+	send      func(serverEvent)
+	fail      func(*metav1.Status) // an ERROR event with this status, then the end of the stream
+	end       func()               // the end of the stream, without an error
+	bookmarks bool                 // the request allowed bookmarks
 }
 
 type cmServer struct {
@@ -52,6 +64,21 @@ type cmServer struct {
 	history []serverEvent
 	ours    endpoint
 	theirs  endpoint
+
+	// How the server serves, set before the reflectors start; TestInformer leaves
+	// them zero: every LIST in one page, no watch-list, no waits written.
+	//
+	// pageCap is the most objects a LIST page holds, whatever limit was asked (0: the
+	// limit alone). Why a cap below the clients' 500: it makes a few objects span pages.
+	pageCap int
+	// watchCache: a LIST at RV "0" ignores its limit, as the API server's watch cache does.
+	watchCache bool
+	// watchList: a watch with sendInitialEvents=true is served (ADDED for every object,
+	// then the end bookmark); otherwise it is refused with 422 Invalid, as by a server
+	// without the WatchList feature.
+	watchList bool
+	// timed: each request's line says how long the reflector waited before it.
+	timed bool
 }
 
 func newCMServer() *cmServer { return &cmServer{objs: map[string]int{}} }
@@ -67,7 +94,7 @@ func (s *cmServer) write(name string) serverEvent {
 	}
 	s.rv++
 	s.objs[name] = s.rv
-	return s.publish(serverEvent{typ, name, s.rv})
+	return s.publish(serverEvent{typ: typ, name: name, rv: s.rv})
 }
 
 // remove deletes name if it exists; ok is false when there was nothing to delete.
@@ -79,7 +106,7 @@ func (s *cmServer) remove(name string) (ev serverEvent, ok bool) {
 	}
 	s.rv++
 	delete(s.objs, name)
-	return s.publish(serverEvent{watch.Deleted, name, s.rv}), true
+	return s.publish(serverEvent{typ: watch.Deleted, name: name, rv: s.rv}), true
 }
 
 func (s *cmServer) publish(ev serverEvent) serverEvent {
@@ -92,183 +119,240 @@ func (s *cmServer) publish(ev serverEvent) serverEvent {
 	return ev
 }
 
-// endWatches ends both open watches: with 410 Expired (the reflector must relist) or
-// as a plain end of the stream (it may watch again from its last resourceVersion).
-// What it did is written into each endpoint's requests.
-func (s *cmServer) endWatches(expire bool) {
+// bookmark sends a BOOKMARK at the current resourceVersion to every open watch that
+// allowed bookmarks.
+func (s *cmServer) bookmark() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range []*endpoint{&s.ours, &s.theirs} {
 		switch {
 		case e.open == nil:
-			e.requests = append(e.requests, "(no watch open to end)")
-		case expire:
-			e.open.expire()
+			e.log = append(e.log, "(no watch open for a bookmark)")
+		case !e.open.bookmarks:
+			e.log = append(e.log, "(the watch did not allow bookmarks)")
+		default:
+			e.open.send(serverEvent{typ: watch.Bookmark, rv: s.rv})
+		}
+	}
+}
+
+// endWatches ends both open watches: with 410 Expired (the reflector must relist) or
+// as a plain end of the stream (it may watch again from its last resourceVersion).
+func (s *cmServer) endWatches(expire bool) {
+	if expire {
+		s.failWatches(expiredStatus())
+		return
+	}
+	s.failWatches(nil)
+}
+
+// failWatches ends both open watches with an ERROR event of status st, or plainly if
+// st is nil. Where no watch is open, that is written into the endpoint's log.
+func (s *cmServer) failWatches(st *metav1.Status) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range []*endpoint{&s.ours, &s.theirs} {
+		switch {
+		case e.open == nil:
+			e.log = append(e.log, "(no watch open to end)")
+			continue
+		case st != nil:
+			e.open.fail(st)
 		default:
 			e.open.end()
 		}
 		e.open = nil
+		e.last = time.Now()
 	}
 }
 
-// list serves a LIST: every stored object, at the current resourceVersion. The
-// requested resourceVersion is recorded, not honoured: the server is always fresh
-// enough.
-func (s *cmServer) list(e *endpoint, opts metav1.ListOptions) (names []string, rvs []int, rv int) {
+// startClock marks now as both endpoints' last action: the reflectors start, and the
+// wait before each one's first request is measured from here.
+func (s *cmServer) startClock() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, name := range sortedStrings(mapKeys(s.objs)) {
-		names = append(names, name)
-		rvs = append(rvs, s.objs[name])
+	s.ours.last, s.theirs.last = time.Now(), time.Now()
+}
+
+// stateAt returns every object as it was at resourceVersion rv, replayed from the
+// history: what a continue token, which pins the first page's resourceVersion, lists.
+func (s *cmServer) stateAt(rv int) map[string]int {
+	objs := map[string]int{}
+	for _, ev := range s.history {
+		if ev.rv > rv {
+			break
+		}
+		if ev.typ == watch.Deleted {
+			delete(objs, ev.name)
+		} else {
+			objs[ev.name] = ev.rv
+		}
 	}
+	return objs
+}
+
+// listPage is one LIST answer: objects by name, the list's resourceVersion, and the
+// continue token of the next page ("" on the last).
+type listPage struct {
+	names []string
+	rvs   []int
+	rv    int
+	cont  string
+}
+
+// list serves a LIST: the stored objects sorted by name, at the current
+// resourceVersion, or from a continue token at the first page's. The requested
+// resourceVersion is recorded, not honoured: the server is always fresh enough. A
+// limit is honoured (capped by pageCap), except at RV "0" with the watch cache on.
+func (s *cmServer) list(e *endpoint, opts metav1.ListOptions) (listPage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	line := s.requestLine(e, "LIST", opts)
+	kind := faultList
+	if opts.Continue != "" {
+		kind = faultContinue
+	}
+	if f, ok := e.takeFault(kind); ok {
+		e.log = append(e.log, line+" → "+f.answer())
+		return listPage{}, f.err()
+	}
+	page := listPage{rv: s.rv}
+	objs, offset := s.objs, 0
+	if opts.Continue != "" {
+		if _, err := fmt.Sscanf(opts.Continue, "%d/%d", &page.rv, &offset); err != nil {
+			e.log = append(e.log, line+" → 400 bad continue token")
+			return listPage{}, apierrors.NewBadRequest("bad continue token")
+		}
+		objs = s.stateAt(page.rv)
+	}
+	names := sortedStrings(mapKeys(objs))
+	limit := int(opts.Limit)
+	if s.watchCache && opts.ResourceVersion == "0" && opts.Continue == "" {
+		limit = 0
+	}
+	if limit > 0 && s.pageCap > 0 {
+		limit = min(limit, s.pageCap)
+	}
+	end := len(names)
+	if limit > 0 && offset+limit < end {
+		end = offset + limit
+		page.cont = fmt.Sprintf("%d/%d", page.rv, end)
+	}
+	names = names[min(offset, end):end]
 	parts := make([]string, len(names))
-	for i := range names {
-		parts[i] = fmt.Sprintf("%s@%d", names[i], rvs[i])
+	for i, name := range names {
+		page.names = append(page.names, name)
+		page.rvs = append(page.rvs, objs[name])
+		parts[i] = fmt.Sprintf("%s@%d", name, objs[name])
 	}
-	e.requests = append(e.requests, fmt.Sprintf("LIST rv=%q → rv=%d [%s]", opts.ResourceVersion, s.rv, strings.Join(parts, " ")))
-	return names, rvs, s.rv
+	answer := fmt.Sprintf("%s → rv=%d [%s]", line, page.rv, strings.Join(parts, " "))
+	if page.cont != "" {
+		answer += fmt.Sprintf(" continue=%q", page.cont)
+	}
+	e.log = append(e.log, answer)
+	return page, nil
 }
 
-// watch opens w as e's watch, after sending it every change since the requested
-// resourceVersion (a watch from "" or "0" gets none: neither reflector asks for one
-// when it lists first).
-func (s *cmServer) watch(e *endpoint, opts metav1.ListOptions, w *serverWatch) {
+// watch opens w as e's watch. A plain watch is first sent every change since the
+// requested resourceVersion (a watch from "" or "0" gets none: neither reflector asks
+// for one when it lists first); a watch-list (sendInitialEvents=true) is sent an ADDED
+// for every object, then the bookmark that ends the initial events, or refused.
+func (s *cmServer) watch(e *endpoint, opts metav1.ListOptions, w *serverWatch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e.requests = append(e.requests, fmt.Sprintf("WATCH rv=%q", opts.ResourceVersion))
-	if from, err := strconv.Atoi(opts.ResourceVersion); err == nil && from > 0 {
-		for _, ev := range s.history {
-			if ev.rv > from {
-				w.send(ev)
+	line := s.requestLine(e, "WATCH", opts)
+	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	e.watchListed = initial
+	kind := faultWatch
+	if initial {
+		kind = faultWatchList
+	}
+	if f, ok := e.takeFault(kind); ok {
+		e.log = append(e.log, line+" → "+f.answer())
+		if f == watchListCut {
+			if len(s.objs) > 0 {
+				first := sortedStrings(mapKeys(s.objs))[0]
+				w.send(serverEvent{typ: watch.Added, name: first, rv: s.objs[first]})
+			}
+			w.end()
+			return nil
+		}
+		return f.err()
+	}
+	w.bookmarks = opts.AllowWatchBookmarks
+	switch {
+	case initial && !s.watchList:
+		e.log = append(e.log, line+" → 422 Invalid: sendInitialEvents is forbidden")
+		return apierrors.NewInvalid(schema.GroupKind{Group: "meta.k8s.io", Kind: "ListOptions"}, "",
+			field.ErrorList{field.Forbidden(field.NewPath("sendInitialEvents"), "the WatchList feature is off")})
+	case initial:
+		names := sortedStrings(mapKeys(s.objs))
+		for _, name := range names {
+			w.send(serverEvent{typ: watch.Added, name: name, rv: s.objs[name]})
+		}
+		w.send(serverEvent{typ: watch.Bookmark, rv: s.rv, initialEnd: true})
+		line += fmt.Sprintf(" → %d initial events, end bookmark at rv=%d", len(names), s.rv)
+	default:
+		if from, err := strconv.Atoi(opts.ResourceVersion); err == nil && from > 0 {
+			for _, ev := range s.history {
+				if ev.rv > from {
+					w.send(ev)
+				}
 			}
 		}
 	}
+	e.log = append(e.log, line)
 	e.open = w
+	return nil
 }
 
-// takeRequests returns e's requests since the last call.
+// requestLine describes a request: every field of its ListOptions either reflector
+// sets, and, on a timed server, the wait before it. It marks the server's answer as
+// e's last action.
+func (s *cmServer) requestLine(e *endpoint, verb string, opts metav1.ListOptions) string {
+	parts := []string{verb, fmt.Sprintf("rv=%q", opts.ResourceVersion)}
+	if opts.ResourceVersionMatch != "" {
+		parts = append(parts, "match="+string(opts.ResourceVersionMatch))
+	}
+	if opts.Limit != 0 {
+		parts = append(parts, fmt.Sprintf("limit=%d", opts.Limit))
+	}
+	if opts.Continue != "" {
+		parts = append(parts, fmt.Sprintf("continue=%q", opts.Continue))
+	}
+	if opts.SendInitialEvents != nil {
+		parts = append(parts, fmt.Sprintf("sendInitialEvents=%v", *opts.SendInitialEvents))
+	}
+	if opts.AllowWatchBookmarks {
+		parts = append(parts, "bookmarks")
+	}
+	if t := opts.TimeoutSeconds; t != nil {
+		parts = append(parts, describeWatchTimeout(*t))
+	}
+	now := time.Now()
+	if s.timed {
+		parts = append(parts, "("+describeWait(now.Sub(e.last))+")")
+	}
+	e.last = now
+	return strings.Join(parts, " ")
+}
+
+// describeWatchTimeout says whether a watch's timeoutSeconds lies in [5m, 10m), the
+// range both reflectors draw it from at random; only a value outside it is written.
+//
+// client-go: tools/cache/reflector.go Reflector.watch (minWatchTimeout, maxWatchTimeout)
+func describeWatchTimeout(t int64) string {
+	if t >= 5*60 && t < 10*60 {
+		return "timeout∈[5m,10m)"
+	}
+	return fmt.Sprintf("timeout=%ds", t)
+}
+
+// takeRequests returns e's log since the last call.
 func (s *cmServer) takeRequests(e *endpoint) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := e.requests
-	e.requests = nil
+	r := e.log
+	e.log = nil
 	return r
 }
-
-func mapKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-func expiredStatus() *metav1.Status {
-	return &metav1.Status{Status: metav1.StatusFailure, Code: 410, Reason: metav1.StatusReasonExpired, Message: "too old resource version"}
-}
-
-// chanWatch is a watch stream of either library: a buffered channel (so the server
-// never waits for a reflector), closed once by whichever side ends it first.
-type chanWatch[E any] struct {
-	mu     sync.Mutex
-	ch     chan E
-	closed bool
-}
-
-func newChanWatch[E any]() *chanWatch[E] { return &chanWatch[E]{ch: make(chan E, 1000)} }
-
-func (w *chanWatch[E]) ResultChan() <-chan E { return w.ch }
-
-// Stop is the reflector ending the stream.
-func (w *chanWatch[E]) Stop() { w.close() }
-
-func (w *chanWatch[E]) push(ev E) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.ch <- ev
-	}
-}
-
-func (w *chanWatch[E]) close() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.closed {
-		w.closed = true
-		close(w.ch)
-	}
-}
-
-// oursLW is the server as our reflector's ListerWatcher.
-type oursLW struct {
-	s *cmServer
-	e *endpoint
-}
-
-func (lw oursLW) List(_ context.Context, opts metav1.ListOptions) (reflector.ListResult[*corev1.ConfigMap], error) {
-	names, rvs, rv := lw.s.list(lw.e, opts)
-	items := make([]*corev1.ConfigMap, len(names))
-	for i := range names {
-		items[i] = configMap(names[i], rvs[i])
-	}
-	return reflector.ListResult[*corev1.ConfigMap]{Items: items, ResourceVersion: strconv.Itoa(rv)}, nil
-}
-
-func (lw oursLW) Watch(_ context.Context, opts metav1.ListOptions) (reflector.Watch[*corev1.ConfigMap], error) {
-	w := newChanWatch[reflector.Event[*corev1.ConfigMap]]()
-	lw.s.watch(lw.e, opts, &serverWatch{
-		send: func(ev serverEvent) {
-			w.push(reflector.Event[*corev1.ConfigMap]{Type: ev.typ, Object: configMap(ev.name, ev.rv)})
-		},
-		expire: func() {
-			w.push(reflector.Event[*corev1.ConfigMap]{Type: watch.Error, Status: expiredStatus()})
-			w.close()
-		},
-		end: w.close,
-	})
-	return w, nil
-}
-
-// clientGoLW is the server as client-go's ListerWatcher.
-type clientGoLW struct {
-	s *cmServer
-	e *endpoint
-}
-
-var _ cache.ListerWatcherWithContext = clientGoLW{}
-
-func (lw clientGoLW) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return lw.ListWithContext(context.Background(), opts)
-}
-
-func (lw clientGoLW) ListWithContext(_ context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	names, rvs, rv := lw.s.list(lw.e, opts)
-	list := &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: strconv.Itoa(rv)}}
-	for i := range names {
-		list.Items = append(list.Items, *configMap(names[i], rvs[i]))
-	}
-	return list, nil
-}
-
-func (lw clientGoLW) Watch(opts metav1.ListOptions) (watch.Interface, error) {
-	return lw.WatchWithContext(context.Background(), opts)
-}
-
-func (lw clientGoLW) WatchWithContext(_ context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-	w := newChanWatch[watch.Event]()
-	lw.s.watch(lw.e, opts, &serverWatch{
-		send: func(ev serverEvent) { w.push(watch.Event{Type: ev.typ, Object: configMap(ev.name, ev.rv)}) },
-		expire: func() {
-			w.push(watch.Event{Type: watch.Error, Object: expiredStatus()})
-			w.close()
-		},
-		end: w.close,
-	})
-	return w, nil
-}
-
-// IsWatchListSemanticsUnSupported makes client-go's reflector LIST first, as ours does
-// with reflector.PagedList: the server here does not stream an initial state.
-//
-// client-go: util/watchlist/watch_list.go DoesClientNotSupportWatchListSemantics
-func (clientGoLW) IsWatchListSemanticsUnSupported() bool { return true }
