@@ -3,6 +3,7 @@ package parity
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,9 @@ func (s *goneOnPageTwo) page(opts metav1.ListOptions) (*corev1.ConfigMapList, er
 	s.requests = append(s.requests, fmt.Sprintf("rv=%q limit=%d continue=%q", opts.ResourceVersion, opts.Limit, opts.Continue))
 	switch {
 	case opts.Continue != "":
-		return nil, apierrors.NewGone("the continue token is compacted")
+		// Built by hand: apimachinery deprecates NewGone, as servers no longer send it.
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone,
+			Reason: metav1.StatusReasonGone, Message: "the continue token is compacted"}}
 	case opts.Limit == 1:
 		return &corev1.ConfigMapList{ListMeta: metav1.ListMeta{ResourceVersion: "5", Continue: "page-2"}, Items: []corev1.ConfigMap{*configMap("a", 1)}}, nil
 	}

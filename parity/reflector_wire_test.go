@@ -131,7 +131,7 @@ var _ = exception("docs/defaults.md", "Reflector", "wire format of a bare Lister
 	const json, protobuf = "application/json", "application/vnd.kubernetes.protobuf"
 	t.Run("client-go: JSON for a bare REST client, protobuf for the typed clientset", func(t *testing.T) {
 		s := &wireServer{bodies: []string{emptyListJSON, emptyListJSON}}
-		_, err := clientGoBareLW(t, s).List(metav1.ListOptions{})
+		_, err := clientGoBareLW(t, s).ListWithContext(t.Context(), metav1.ListOptions{})
 		require.NoError(t, err)
 		err = clientGoTypedList(t, s)
 		require.NoError(t, err)
