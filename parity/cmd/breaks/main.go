@@ -77,7 +77,7 @@ func run(match *regexp.Regexp, verbose bool) error {
 		if verbose {
 			fmt.Println(indent(out))
 		} else {
-			fmt.Println(indent(firstLines(out[strings.Index(out, caught):], 12)))
+			fmt.Println(indent(report(out[strings.Index(out, caught):])))
 		}
 	}
 	if ran == 0 {
@@ -154,6 +154,17 @@ func parse(path string) (breakFile, error) {
 		return b, fmt.Errorf("%s: want a # rule, file:, test: and a non-empty old text", path)
 	}
 	return b, nil
+}
+
+// report cuts a test's output after the divergence report's replay line: the shrunk
+// input and where the transcripts part, without the test binary's FAIL lines.
+func report(out string) string {
+	if i := strings.Index(out, "replay: "); i >= 0 {
+		if j := strings.IndexByte(out[i:], '\n'); j >= 0 {
+			return out[:i+j]
+		}
+	}
+	return firstLines(out, 30)
 }
 
 func firstLines(s string, n int) string {
