@@ -1,12 +1,15 @@
 package parity
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"sync"
 
 	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 )
 
 // randSource is the generators' source of randomness (internal/check seeds it).
@@ -44,4 +47,27 @@ func isClosed(ch <-chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// lines is a log destination that the libraries' goroutines write while the test
+// reads it; logr gives it to klog and to client-go's contexts.
+type lines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *lines) logr() logr.Logger {
+	return funcr.New(func(prefix, args string) { _, _ = l.Write([]byte(prefix + " " + args + "\n")) }, funcr.Options{})
 }

@@ -1,7 +1,6 @@
 package parity
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -71,7 +70,7 @@ var _ = exception("docs/defaults.md", "Informer and queue", "a handler panics", 
 			srv := newCMServer()
 			srv.write("a")
 			srv.write("b")
-			var logs lockedBuffer
+			var logs lines
 			inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](oursLW{srv, &srv.ours}, informer.Options[*corev1.ConfigMap]{
 				InitialList: reflector.PagedList, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 			})
@@ -179,22 +178,4 @@ func heldSlots(reg *informer.Registration[*corev1.ConfigMap]) int {
 		blocks++
 	}
 	return blocks * fifo.BlockLen
-}
-
-// lockedBuffer is a log destination that handler goroutines write while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

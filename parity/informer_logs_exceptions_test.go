@@ -1,16 +1,12 @@
 package parity
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 
-	"github.com/go-logr/logr"
-	"github.com/go-logr/logr/funcr"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -18,28 +14,6 @@ import (
 
 	"github.com/kubeinternals/informers/informer"
 )
-
-// lines is a concurrency-safe log sink for one logger.
-type lines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *lines) logr() logr.Logger {
-	return funcr.New(func(prefix, args string) { _, _ = l.Write([]byte(prefix + " " + args + "\n")) }, funcr.Options{})
-}
 
 // Where an informer's logs go, shown with a LIST that fails with 403 (both libraries
 // log it): client-go's informer logs to the logger in the context given to

@@ -255,7 +255,7 @@ var _ = exception("docs/defaults.md", "Reflector", "a relist after 410 Gone", fu
 		synctest.Test(t, func(t *testing.T) {
 			srv := newCMServer()
 			srv.write("a")
-			var logs lockedBuffer
+			var logs lines
 			side := newOursReflectorSide(srv, modeList, func(o *reflector.Options[*corev1.ConfigMap]) {
 				o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) // slog's default level: Info
 				o.WatchErrorHandler = nil                            // DefaultWatchErrorHandler

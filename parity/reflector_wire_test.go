@@ -184,7 +184,7 @@ var _ = exception("docs/defaults.md", "Reflector", "an undecodable watch object"
 	t.Run("ours: skipped and logged with its key; the watch goes on", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			s := &wireServer{bodies: []string{watchListBadThenGood}}
-			var logs lockedBuffer
+			var logs lines
 			lw := oursLWOver(t, s, false, slog.New(slog.NewTextHandler(&logs, nil)))
 			store := newRecordingStore(newCMServer(), &endpoint{})
 			r, err := reflector.NewReflector[*corev1.ConfigMap](lw, oursStore{store}, reflector.Options[*corev1.ConfigMap]{Logger: quiet})
