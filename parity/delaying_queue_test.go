@@ -231,14 +231,7 @@ func runDelayOps(t *testing.T, newQ func(*recorder) delaySide, ops []delayOp) (t
 					held = append(held, item)
 				}
 			case "done":
-				if len(held) == 0 {
-					tr.Printf("  (nothing held)")
-					break
-				}
-				i := op.item % len(held)
-				tr.Printf("  done %d", held[i])
-				q.Done(held[i])
-				held = append(held[:i], held[i+1:]...)
+				held = doneOne(&tr, held, op.item, q.Done)
 			case "shutdown":
 				// client-go's delaying queue passes only its first ShutDown on to the
 				// queue, so a later one does not end a drain that started after it;

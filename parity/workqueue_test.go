@@ -111,14 +111,7 @@ func runQueueOps(t *testing.T, newQ func() queueSide, ops []queueOp) (tr check.T
 					held = append(held, item)
 				}
 			case "done":
-				if len(held) == 0 {
-					tr.Printf("  (nothing held)")
-					break
-				}
-				i := op.item % len(held)
-				tr.Printf("  done %d", held[i])
-				q.Done(held[i])
-				held = append(held[:i], held[i+1:]...)
+				held = doneOne(&tr, held, op.item, q.Done)
 			case "shutdown":
 				q.ShutDown()
 			case "drain":
@@ -185,4 +178,17 @@ func TestWorkqueue(t *testing.T) {
 		}
 		return check.Transcripts(&ours, &theirs)
 	})
+}
+
+// doneOne calls Done for the held item that pick chooses (modulo how many are held) and
+// returns the items still held; with none held it only says so.
+func doneOne(tr *check.Transcript, held []int, pick int, done func(int)) []int {
+	if len(held) == 0 {
+		tr.Printf("  (nothing held)")
+		return held
+	}
+	i := pick % len(held)
+	tr.Printf("  done %d", held[i])
+	done(held[i])
+	return append(held[:i], held[i+1:]...)
 }
