@@ -190,13 +190,7 @@ func simplifyInfOp(o infOp) []infOp {
 // compareInformers plays ops on both informers in one bubble and compares the
 // transcripts.
 func compareInformers(t *testing.T, ops []infOp, transform bool) error {
-	var ours, theirs check.Transcript
-	var err error
-	bubble(t, &err, func() { playInformers(ops, transform, &ours, &theirs) })
-	if err != nil {
-		return err
-	}
-	return check.Transcripts(&ours, &theirs)
+	return transcriptsInBubble(t, func(ours, theirs *check.Transcript) { playInformers(ops, transform, ours, theirs) })
 }
 
 // informerRun is one side of the comparison while the story is played.

@@ -256,13 +256,7 @@ func simplifyReflOp(o reflOp) []reflOp {
 // compareReflectors plays ops on both reflectors in one bubble and compares the
 // transcripts.
 func compareReflectors(t *testing.T, ops []reflOp, v reflVariant) error {
-	var ours, theirs check.Transcript
-	var err error
-	bubble(t, &err, func() { playReflectors(ops, v, &ours, &theirs) })
-	if err != nil {
-		return err
-	}
-	return check.Transcripts(&ours, &theirs)
+	return transcriptsInBubble(t, func(ours, theirs *check.Transcript) { playReflectors(ops, v, ours, theirs) })
 }
 
 func playReflectors(ops []reflOp, v reflVariant, ourTr, theirTr *check.Transcript) {

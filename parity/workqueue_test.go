@@ -158,6 +158,18 @@ func bubble(t *testing.T, err *error, f func()) {
 	})
 }
 
+// transcriptsInBubble runs play in one synctest bubble, both libraries writing their
+// transcripts, and compares them (a panic in the bubble is the error).
+func transcriptsInBubble(t *testing.T, play func(ours, theirs *check.Transcript)) error {
+	var ours, theirs check.Transcript
+	var err error
+	bubble(t, &err, func() { play(&ours, &theirs) })
+	if err != nil {
+		return err
+	}
+	return check.Transcripts(&ours, &theirs)
+}
+
 // TestWorkqueue compares the plain queue: hand-out order, de-duplication of waiting
 // items, an Add of a processing item held back until Done, Len, ShuttingDown, Get
 // after shutdown (drains the queue, then reports shutdown) and when
