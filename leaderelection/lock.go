@@ -105,14 +105,14 @@ func (l *LeaseLock) Get(ctx context.Context) (Record, error) {
 		return Record{}, err
 	}
 	l.remember(lease)
-	return recordFromSpec(&lease.Spec), nil
+	return RecordFromLeaseSpec(&lease.Spec), nil
 }
 
 // Create creates the Lease holding r.
 func (l *LeaseLock) Create(ctx context.Context, r Record) error {
 	lease := &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Namespace: l.opts.Namespace, Name: l.opts.Name, Labels: maps.Clone(l.opts.Labels)},
-		Spec:       r.spec(),
+		Spec:       r.LeaseSpec(),
 	}
 	out := &coordinationv1.Lease{}
 	err := l.client.Post().Namespace(l.opts.Namespace).Resource("leases").Body(lease).Do(ctx).Into(out)
@@ -136,7 +136,7 @@ func (l *LeaseLock) Update(ctx context.Context, r Record) error {
 	}
 	lease := l.lease.DeepCopy()
 	l.mu.Unlock()
-	lease.Spec = r.spec()
+	lease.Spec = r.LeaseSpec()
 	if len(l.opts.Labels) > 0 && lease.Labels == nil {
 		lease.Labels = map[string]string{}
 	}

@@ -44,10 +44,12 @@ func (r Record) equal(o Record) bool {
 		r.Transitions == o.Transitions && r.Strategy == o.Strategy && r.PreferredHolder == o.PreferredHolder
 }
 
-// recordFromSpec reads a Lease's spec; a missing field reads as its zero value.
+// RecordFromLeaseSpec reads a Lease's spec; a missing field reads as its zero value.
+// LeaseLock reads every Lease through it; a Lock over another store of Leases (the
+// parity suite's in-memory one) can too.
 //
 // client-go: tools/leaderelection/resourcelock/leaselock.go LeaseSpecToLeaderElectionRecord
-func recordFromSpec(spec *coordinationv1.LeaseSpec) Record {
+func RecordFromLeaseSpec(spec *coordinationv1.LeaseSpec) Record {
 	var r Record
 	if spec.HolderIdentity != nil {
 		r.Holder = *spec.HolderIdentity
@@ -73,11 +75,11 @@ func recordFromSpec(spec *coordinationv1.LeaseSpec) Record {
 	return r
 }
 
-// spec is the Lease spec that says r. Every field is written, HolderIdentity
+// LeaseSpec is the Lease spec that says r. Every field is written, HolderIdentity
 // included when it is "" (a released lease), as client-go writes it.
 //
 // client-go: tools/leaderelection/resourcelock/leaselock.go LeaderElectionRecordToLeaseSpec
-func (r Record) spec() coordinationv1.LeaseSpec {
+func (r Record) LeaseSpec() coordinationv1.LeaseSpec {
 	holder := r.Holder
 	seconds := int32(r.LeaseDurationSeconds)
 	transitions := int32(r.Transitions)

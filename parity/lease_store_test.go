@@ -10,7 +10,6 @@ import (
 	le "github.com/kubeinternals/informers/leaderelection"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	rl "k8s.io/client-go/tools/leaderelection/resourcelock"
 )
@@ -199,8 +198,8 @@ func (l *cgLeaseLock) RecordEvent(string) {}
 func (l *cgLeaseLock) Identity() string   { return l.id }
 func (l *cgLeaseLock) Describe() string   { return "default/parity" }
 
-// ourLeaseLock is our le.Lock over a leaseWorld, converting as our LeaseLock does
-// (every field written; times at the Lease's microsecond precision).
+// ourLeaseLock is our le.Lock over a leaseWorld, converting with the functions our
+// LeaseLock uses (every field written; times at the Lease's microsecond precision).
 //
 // leaderelection/lock.go LeaseLock
 type ourLeaseLock struct {
@@ -214,45 +213,18 @@ func (l *ourLeaseLock) Get(ctx context.Context) (le.Record, error) {
 	if err != nil {
 		return le.Record{}, err
 	}
-	var r le.Record
-	if spec.HolderIdentity != nil {
-		r.Holder = *spec.HolderIdentity
-	}
-	if spec.LeaseDurationSeconds != nil {
-		r.LeaseDurationSeconds = int(*spec.LeaseDurationSeconds)
-	}
-	if spec.AcquireTime != nil {
-		r.AcquireTime = spec.AcquireTime.Time
-	}
-	if spec.RenewTime != nil {
-		r.RenewTime = spec.RenewTime.Time
-	}
-	if spec.LeaseTransitions != nil {
-		r.Transitions = int(*spec.LeaseTransitions)
-	}
-	return r, nil
-}
-
-func ourSpec(r le.Record) coordinationv1.LeaseSpec {
-	holder, seconds, transitions := r.Holder, int32(r.LeaseDurationSeconds), int32(r.Transitions)
-	return coordinationv1.LeaseSpec{
-		HolderIdentity:       &holder,
-		LeaseDurationSeconds: &seconds,
-		AcquireTime:          &metav1.MicroTime{Time: r.AcquireTime},
-		RenewTime:            &metav1.MicroTime{Time: r.RenewTime},
-		LeaseTransitions:     &transitions,
-	}
+	return le.RecordFromLeaseSpec(&spec), nil
 }
 
 func (l *ourLeaseLock) Create(ctx context.Context, r le.Record) error {
-	return l.w.create(ctx, l.id, &l.seen, ourSpec(r))
+	return l.w.create(ctx, l.id, &l.seen, r.LeaseSpec())
 }
 
 func (l *ourLeaseLock) Update(ctx context.Context, r le.Record) error {
 	if l.seen == 0 {
 		return errors.New("the Lease was never read")
 	}
-	return l.w.update(ctx, l.id, &l.seen, ourSpec(r))
+	return l.w.update(ctx, l.id, &l.seen, r.LeaseSpec())
 }
 
 func (l *ourLeaseLock) Identity() string { return l.id }
