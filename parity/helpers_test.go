@@ -7,9 +7,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sync"
+	"testing"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
 // randSource is the generators' source of randomness (internal/check seeds it).
@@ -70,4 +72,22 @@ func (l *lines) String() string {
 
 func (l *lines) logr() logr.Logger {
 	return funcr.New(func(prefix, args string) { _, _ = l.Write([]byte(prefix + " " + args + "\n")) }, funcr.Options{})
+}
+
+// withoutErrorBackoff empties utilruntime.ErrorHandlers until t ends. client-go's
+// reflector reports some errors (a failed LIST, a refused WATCH) through
+// utilruntime.HandleErrorWithContext, whose handlers include a global rate limit that
+// sleeps until 1ms after the previous error. It measures that on the clock, and the
+// first error's "previous" is the real time the package was loaded: inside a bubble,
+// whose fake clock starts in 2000, it would sleep for decades. The other handler only
+// logs, through the context's logger (discarded here).
+//
+// (apimachinery's comment says the rate limit does nothing when time moves backwards;
+// it sleeps.)
+//
+// client-go: k8s.io/apimachinery/pkg/util/runtime/runtime.go ErrorHandlers
+func withoutErrorBackoff(t *testing.T) {
+	handlers := utilruntime.ErrorHandlers
+	utilruntime.ErrorHandlers = nil
+	t.Cleanup(func() { utilruntime.ErrorHandlers = handlers })
 }

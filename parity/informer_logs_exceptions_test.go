@@ -22,7 +22,7 @@ import (
 // later.
 //
 // The error handlers keep client-go's logging and drop its rate limiter, which sleeps
-// for decades in a synctest bubble (see the "waiting for sync" exception).
+// for decades in a synctest bubble (see withoutErrorBackoff, which drops both).
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.RunWithContext
 var _ = exception("docs/defaults.md", "Informer and queue", "where logs go", func(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
@@ -53,19 +52,9 @@ func forbiddenClientGoInformer() cache.SharedIndexInformer {
 // ErrNotSynced and carries the 403.
 //
 // client-go: tools/cache/shared_informer.go WaitForCacheSync
-//
-// Why the error handlers are replaced: client-go's reflector reports each failed LIST
-// through utilruntime.HandleError, whose rate limiter remembers the real time of the
-// last error (set when the package loaded) and sleeps for minPeriod minus the time
-// since. Inside a synctest bubble the clock starts in 2000, so that difference is
-// negative and the sleep lasts decades: the reflector would never see its context end.
-// (apimachinery's comment says it does nothing when time moves backwards; it sleeps.)
-//
-// client-go: tools/cache/reflector.go DefaultWatchErrorHandler
+// The error handlers are emptied first (withoutErrorBackoff says why).
 var _ = exception("docs/defaults.md", "Informer and queue", "waiting for sync", func(t *testing.T) {
-	saved := utilruntime.ErrorHandlers
-	utilruntime.ErrorHandlers = []utilruntime.ErrorHandler{}
-	defer func() { utilruntime.ErrorHandlers = saved }()
+	withoutErrorBackoff(t)
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()

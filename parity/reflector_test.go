@@ -12,7 +12,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/kubeinternals/informers/parity/internal/check"
 )
@@ -66,21 +65,6 @@ func TestReflector(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// withoutErrorBackoff empties utilruntime.ErrorHandlers until t ends. client-go's
-// reflector reports some errors (a failed LIST, a refused WATCH) through
-// utilruntime.HandleErrorWithContext, whose handlers include a global rate limit that
-// sleeps until 1ms after the previous error. It measures that on the clock, and the
-// first error's "previous" is the real time the package was loaded: inside a bubble,
-// whose fake clock starts in 2000, it would sleep for decades. The other handler only
-// logs, through the context's logger (discarded here).
-//
-// client-go: k8s.io/apimachinery/pkg/util/runtime/runtime.go ErrorHandlers
-func withoutErrorBackoff(t *testing.T) {
-	handlers := utilruntime.ErrorHandlers
-	utilruntime.ErrorHandlers = nil
-	t.Cleanup(func() { utilruntime.ErrorHandlers = handlers })
 }
 
 // reflVariant is one way of running an input.
