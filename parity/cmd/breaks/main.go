@@ -126,7 +126,7 @@ func try(b breakFile, tmp string) (string, error) {
 	return out.String(), nil
 }
 
-// parse reads a .break file: comment lines (#) hold the rule, then "file:" and "test:"
+// parse reads a .break file: its first comment line (#) is the rule, then "file:" and "test:"
 // lines, then the old text after a "--- old" line and the new after "--- new".
 func parse(path string) (breakFile, error) {
 	raw, err := os.ReadFile(path)
@@ -142,8 +142,8 @@ func parse(path string) (breakFile, error) {
 	b.old, b.new = old, new
 	for _, line := range strings.Split(head, "\n") {
 		switch {
-		case strings.HasPrefix(line, "#"):
-			b.rule = strings.TrimSpace(strings.TrimPrefix(b.rule+" "+strings.TrimPrefix(line, "#"), " "))
+		case strings.HasPrefix(line, "#") && b.rule == "":
+			b.rule = strings.TrimSpace(strings.TrimPrefix(line, "#")) // the first comment line, as docs/parity.md's table quotes it
 		case strings.HasPrefix(line, "file:"):
 			b.file = strings.TrimSpace(strings.TrimPrefix(line, "file:"))
 		case strings.HasPrefix(line, "test:"):
