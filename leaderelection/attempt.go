@@ -88,8 +88,11 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
 
 	transition := "R2"
 	if current.Holder == e.Identity() {
-		// Transition R2: still ours; renew it.
+		// Transition R2: still ours; renew it. Counted before the write, whether it
+		// succeeds or not, as client-go counts its slow path.
+		// client-go: tools/leaderelection/leaderelection.go LeaderElector.tryAcquireOrRenew (slowpathExercised)
 		mine.AcquireTime, mine.Transitions = current.AcquireTime, current.Transitions
+		e.metrics.slowpath.Inc()
 	} else {
 		// Transition A3: expired, or released (no holder).
 		transition = "A3"

@@ -70,6 +70,10 @@ type Config struct {
 	// Tracer, if not nil, receives an event for every attempt, acquisition,
 	// renewal, loss, release and observed new leader (trace.LeaderElection).
 	Tracer *trace.Tracer
+	// MetricsProvider, if not nil, receives the election's metrics (whether this
+	// candidate leads, slow-path renewals, the Lease's transitions, renewal
+	// latency, writes the gate refused), named Name.
+	MetricsProvider MetricsProvider
 }
 
 // Callbacks are the election's hooks.

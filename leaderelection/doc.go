@@ -109,10 +109,23 @@
 //     lands, whenever its answer arrives.
 //   - a paused process (SIGSTOP, a frozen VM, a long stop-the-world pause): when it
 //     wakes, R6 fires at once, but a worker that was in the middle of a sync runs on
-//     until it next looks at its context. Nothing inside the process can close that
-//     window; the writes' resourceVersion preconditions stop a write over a version of
-//     the object the stale leader has not seen, not a write computed from a stale
-//     input (docs/08-leader-election.md, "What can still go wrong").
+//     until it next looks at its context. Contexts cannot close that window, and the
+//     writes' resourceVersion preconditions stop a write over a version of the object
+//     the stale leader has not seen, not a write computed from a stale input. The
+//     write gate closes it for every write sent through it (below).
+//
+// # The write gate
+//
+// Clients built from Elector.Gated(cfg) (or with Elector.WriteGate as their
+// transport wrapper) send writes — every method but GET, HEAD, OPTIONS and TRACE —
+// only while this candidate holds its term: from the acquisition until a loss, or
+// until the work has returned (before the release). A write sent outside it fails with
+// ErrWriteGateClosed without leaving the process; a write in flight when the term ends
+// is cancelled. The gate checks the leader's own deadline (R6) on every write, so a
+// worker that wakes from a pause sends nothing, even before the R6 timer has run.
+// What it cannot stop: a write the apiserver accepted before the gate closed, and a
+// write whose bytes were already on the wire when the process paused
+// (docs/08-leader-election.md, "What can still go wrong").
 //
 // # Invariants
 //
@@ -132,7 +145,9 @@
 //  6. run.go — Run: the acquire loop, renewal rounds (R3–R5), release.
 //  7. leadership.go — one term of leading: the work's two contexts (LeaseContext),
 //     the leader's own deadline (R6), graceful stop and loss (S1, S4).
-//  8. notifier.go, trace.go — OnNewLeader in order; the trace events.
+//  8. writegate.go — the write gate: which requests pass, and when.
+//  9. metrics.go — whether this candidate leads, slow renewals, transitions, latency.
+//  10. notifier.go, trace.go — OnNewLeader in order; the trace events.
 //
 // # Differences from client-go
 //
@@ -154,7 +169,16 @@
 //   - Zero durations mean 15s/10s/2s (kube-controller-manager's defaults); client-go
 //     requires all three. LeaseDuration must be whole seconds (the Lease stores seconds).
 //   - Run returns an error wrapping ErrLeaseLost when the lease was lost.
+//   - The write gate is 1.38's (`LeaderElector.WriteGate`, in its beta; the pinned
+//     release has none), closing sooner: at the loss and before the release, where client-go's closes at a loss
+//     only in its Recovery mode and otherwise when Run returns, after the release. It
+//     checks the leader's own deadline per write; it never reopens within a term.
+//   - Metrics: a provider per Elector (Config.MetricsProvider), with client-go's two
+//     (leader_election_master_status, leader_election_slowpath_total) and three more;
+//     client-go has one provider per process (SetProvider).
 //   - Simplified: no coordinated election (LeaseCandidate, client-go's alpha
-//     Coordinated mode), no other lock types (ConfigMap and Endpoints locks are gone
-//     from client-go too), no Event recorder, no leader-election metrics.
+//     Coordinated mode), no Recovery mode (1.38's alpha: a leader that failed to renew
+//     keeps trying to renew and may lead again; ours returns from Run), no other lock
+//     types (ConfigMap and Endpoints locks are gone from client-go too), no Event
+//     recorder.
 package leaderelection

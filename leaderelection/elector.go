@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +33,12 @@ type Elector struct {
 	// jitter returns a number in [0, 1) for the acquire loop's wait; rand.Float64
 	// except in tests.
 	jitter func() float64
+	// metrics are set by New and never changed.
+	metrics electionMetrics
+	// term is the current term of leading while this candidate leads, nil otherwise:
+	// the write gate's state. Run sets it when the lease is acquired and clears it at
+	// a loss or when the work has returned, before the release.
+	term atomic.Pointer[leadership]
 
 	mu sync.RWMutex
 	// observed is the record as last read from or written to the Lock. Guarded by mu.
@@ -50,11 +57,14 @@ func New(cfg Config) (*Elector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Elector{
-		cfg:    cfg,
-		log:    cfg.Logger.With("lease", cfg.Name, "identity", cfg.Lock.Identity()),
-		jitter: rand.Float64,
-	}, nil
+	e := &Elector{
+		cfg:     cfg,
+		log:     cfg.Logger.With("lease", cfg.Name, "identity", cfg.Lock.Identity()),
+		jitter:  rand.Float64,
+		metrics: newElectionMetrics(cfg.MetricsProvider, cfg.Name),
+	}
+	e.metrics.leader.Set(0)
+	return e, nil
 }
 
 // Identity is this candidate's name.
@@ -108,8 +118,9 @@ func (e *Elector) observe(r Record) { e.observeAt(r, time.Now()) }
 // counted from before any other candidate could have seen the write.
 func (e *Elector) observeAt(r Record, at time.Time) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.observed, e.observedAt = r, at
+	e.mu.Unlock()
+	e.metrics.transitions.Set(float64(r.Transitions))
 }
 
 // observedRecord is the last record seen.

@@ -82,10 +82,7 @@ func (e *Elector) lead(parent context.Context, sent time.Time) *leadership {
 	work, stopWork := context.WithCancelCause(l.lease)
 	l.work, l.stopWork = context.WithValue(work, leaseKey{}, l.lease), stopWork
 	// Transition R6: the leader's own deadline, armed from the acquisition's send.
-	l.deadline = time.AfterFunc(e.ownDeadline(sent), func() {
-		l.lose("R6", fmt.Sprintf("no renewal succeeded within %v of sending the last one (LeaseDuration less %.0f%%)",
-			e.leaderTerm(), StopBeforeExpiry*100))
-	})
+	l.deadline = time.AfterFunc(e.ownDeadline(sent), func() { l.lose("R6", e.deadlinePassed("")) })
 	return l
 }
 
@@ -93,6 +90,12 @@ func (e *Elector) lead(parent context.Context, sent time.Time) *leadership {
 // successful renewal the leader may still work.
 func (e *Elector) leaderTerm() time.Duration {
 	return e.cfg.LeaseDuration - time.Duration(StopBeforeExpiry*float64(e.cfg.LeaseDuration))
+}
+
+// deadlinePassed is R6's reason, with how it was noticed appended.
+func (e *Elector) deadlinePassed(noticed string) string {
+	return fmt.Sprintf("no renewal succeeded within %v of sending the last one (LeaseDuration less %.0f%%)%s",
+		e.leaderTerm(), StopBeforeExpiry*100, noticed)
 }
 
 // ownDeadline is how long from now until leaderTerm has passed since sent.
@@ -166,10 +169,31 @@ func (l *leadership) lose(transition, why string) {
 	since := time.Since(l.lastSent)
 	l.mu.Unlock()
 	l.deadline.Stop()
+	l.e.metrics.leader.Set(0)
 	l.e.log.Warn("lost the lease: stopping leader work at once", "transition", transition,
 		"last successful renewal sent", since.Round(time.Millisecond), "why", why)
 	l.e.traceLost(transition, since, why)
 	l.loseLease(fmt.Errorf("%w %s (%s): %s", ErrLeaseLost, l.e.cfg.Name, transition, why))
+}
+
+// admits reports whether the write gate lets a write through now: the lease has not
+// been lost and the leader's own deadline has not passed. A deadline that passed
+// before its timer could run — a process that has just woken from a pause — is
+// transition R6 now, here: the gate does not wait for the timer goroutine.
+func (l *leadership) admits() bool {
+	l.mu.Lock()
+	lost := l.lostBy != ""
+	since := time.Since(l.lastSent)
+	l.mu.Unlock()
+	if lost {
+		return false
+	}
+	if since >= l.e.leaderTerm() {
+		// Transition R6, seen by the gate before the timer fired.
+		l.lose("R6", l.e.deadlinePassed("; noticed by the write gate"))
+		return false
+	}
+	return l.lease.Err() == nil
 }
 
 // lost is the loss's cause, or nil while the lease is held.

@@ -51,6 +51,9 @@ func (e *Elector) Run(ctx context.Context) (err error) {
 
 	l := e.lead(ctx, sent)
 	defer l.end()
+	// The write gate opens with the term.
+	e.term.Store(l)
+	e.metrics.leader.Set(1)
 	workDone := make(chan struct{})
 	// Goroutine: the leader's work, OnStartedLeading(l.work). Run waits for it below.
 	go func() {
@@ -71,6 +74,11 @@ func (e *Elector) Run(ctx context.Context) (err error) {
 	stopRenewing()
 	<-renewed
 	err = l.lost()
+	// The term is over: close the write gate (cancelling any write still in flight,
+	// from a goroutine the work left behind) before the lease can be released.
+	e.term.Store(nil)
+	l.end()
+	e.metrics.leader.Set(0)
 	if e.cfg.ReleaseOnCancel {
 		// Safe after a loss too: the work has returned, and release writes only over
 		// a Lease that still names this candidate.
@@ -166,6 +174,7 @@ func (e *Elector) renewRound(ctx context.Context, l *leadership, leaders *leader
 		e.noticeLeader(leaders)
 		if a.ok {
 			l.renewed(a.sent)
+			e.metrics.renewDuration.Observe(time.Since(a.sent).Seconds())
 			return a, true
 		}
 		if ctx.Err() != nil {
