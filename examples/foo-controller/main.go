@@ -67,7 +67,7 @@ func main() {
 	c, err := controller.New(cfg, controller.Options{
 		Workers: *workers, ResyncPeriod: *resync, DrainTimeout: *drain, Logger: log,
 		Pipeline: controller.Pipeline(*pipeline), InformerMetrics: metrics, QueueMetrics: metrics,
-		LeaderElection: election, Tracer: tracer,
+		LeaderElection: election, ElectionMetrics: metrics, Tracer: tracer,
 	})
 	if err != nil {
 		log.Error("building the controller", "err", err)

@@ -77,9 +77,13 @@ type Options struct {
 	InformerMetrics informer.MetricsProvider
 	QueueMetrics    workqueue.MetricsProvider
 	// LeaderElection, if set, runs the workers only on the replica that holds a
-	// Lease (see LeaderElection). Nil: this replica always works, as
-	// sample-controller does.
+	// Lease (see LeaderElection), and sends the controller's writes (Deployments,
+	// Foo status, Events) through the elector's write gate. Nil: this replica always
+	// works, as sample-controller does.
 	LeaderElection *LeaderElection
+	// ElectionMetrics, if set with LeaderElection, receives the election's metrics
+	// (named by the Lease's namespace/name).
+	ElectionMetrics leaderelection.MetricsProvider
 }
 
 // Controller keeps, for every Foo, a Deployment with the Foo's name and replica count,
@@ -179,25 +183,32 @@ func New(cfg *rest.Config, opts Options) (*Controller, error) {
 		return nil, err
 	}
 
-	if c.fooAPI, err = fooclient.NewClient(cfg, fooclient.Options{}); err != nil {
+	// With leader election, every client that writes for the leader goes through
+	// the elector's write gate: a replica that does not hold its term — a paused
+	// leader that woke up, a leader whose work outlived a lost lease — sends no
+	// write (leaderelection.Elector.WriteGate). The informers and the Lease's own
+	// client use cfg as it is.
+	writes := cfg
+	if le := opts.LeaderElection; le != nil {
+		if c.elector, err = c.newElector(cfg, *le, opts.ElectionMetrics, c.lead); err != nil {
+			return nil, err
+		}
+		writes = c.elector.Gated(cfg)
+	}
+	if c.fooAPI, err = fooclient.NewClient(writes, fooclient.Options{}); err != nil {
 		return nil, err
 	}
-	if c.depAPI, err = newDeploymentClient(cfg); err != nil {
+	if c.depAPI, err = newDeploymentClient(writes); err != nil {
 		return nil, err
 	}
 	evScheme, err := listwatch.NewScheme(corev1.AddToScheme, appsv1.AddToScheme, v1alpha1.AddToScheme)
 	if err != nil {
 		return nil, err
 	}
-	if c.recorder, err = events.NewRecorder(cfg, events.Options{
+	if c.recorder, err = events.NewRecorder(writes, events.Options{
 		Scheme: evScheme, ReportingController: "kubeinternals.io/" + Name, Logger: c.log,
 	}); err != nil {
 		return nil, err
-	}
-	if le := opts.LeaderElection; le != nil {
-		if c.elector, err = c.newElector(cfg, *le, c.lead); err != nil {
-			return nil, err
-		}
 	}
 	return c, nil
 }
@@ -363,6 +374,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	settle(c.queue, key, err)
 	switch {
 	case err == nil:
+	case errors.Is(err, leaderelection.ErrWriteGateClosed):
+		// This replica's term is over (the lease was lost, or may be): the write was
+		// not sent, or was abandoned before its answer. The new leader syncs the key.
+		c.log.Warn("sync's write refused by the write gate: this replica no longer leads", "foo", key.String(), "err", err)
 	case apierrors.IsConflict(err):
 		// 409 Conflict: the Foo was written from a lister copy one write behind the
 		// server's (our own last status update, or someone's spec change, not yet seen

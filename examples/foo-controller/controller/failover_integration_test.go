@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +64,11 @@ func testFailover(t *testing.T, ctx context.Context, c *cluster, binary string, 
 	assert.Zero(t, m2[processed], "the standby's workers never ran")
 	assert.Positive(t, m2[`workqueue_adds_total{name="foos"}`], "the standby's handlers queued the Foo: its cache is warm")
 	assert.Equal(t, http.StatusOK, get(t, ctx, "http://"+endpoint(t, p2, "health probes")+"/readyz").code, "a standby is ready")
+	assert.Equal(t, []float64{1}, seriesOf(m1, "leader_election_master_status"), "the leader's election metric")
+	assert.Equal(t, []float64{0}, seriesOf(m2, "leader_election_master_status"), "the standby's")
+	if renewals := seriesOf(m1, "leader_election_renew_duration_seconds_count"); assert.Len(t, renewals, 1) {
+		assert.Positive(t, renewals[0], "the leader's renewals are timed")
+	}
 
 	// A crash: no release, so p2 waits for the lease to expire on its own clock.
 	killedAt := p1.Kill()
@@ -105,4 +111,15 @@ func testFailover(t *testing.T, ctx context.Context, c *cluster, binary string, 
 	require.NoError(t, json.Unmarshal(raw, &lease))
 	assert.Empty(t, lease.Spec.Holder, "p3 released it too")
 	assert.GreaterOrEqual(t, lease.Spec.Transitions, 2, "p1 → p2 → p3")
+}
+
+// seriesOf lists the values of metric's series (any labels) in scraped.
+func seriesOf(scraped map[string]float64, metric string) []float64 {
+	var out []float64
+	for k, v := range scraped {
+		if strings.HasPrefix(k, metric+"{") {
+			out = append(out, v)
+		}
+	}
+	return out
 }

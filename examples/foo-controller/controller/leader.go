@@ -50,7 +50,7 @@ func NewIdentity() (string, error) {
 const HealthTolerance = 20 * time.Second
 
 // newElector builds the Elector for le, with the work to do while leading.
-func (c *Controller) newElector(cfg *rest.Config, le LeaderElection, lead func(context.Context)) (*leaderelection.Elector, error) {
+func (c *Controller) newElector(cfg *rest.Config, le LeaderElection, metrics leaderelection.MetricsProvider, lead func(context.Context)) (*leaderelection.Elector, error) {
 	if le.Namespace == "" {
 		return nil, errors.New("controller: leader election needs the Lease's namespace")
 	}
@@ -72,7 +72,7 @@ func (c *Controller) newElector(cfg *rest.Config, le LeaderElection, lead func(c
 	}
 	return leaderelection.New(leaderelection.Config{
 		Lock: lock, LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
-		ReleaseOnCancel: le.ReleaseOnCancel, Logger: c.log, Tracer: c.tracer,
+		ReleaseOnCancel: le.ReleaseOnCancel, Logger: c.log, Tracer: c.tracer, MetricsProvider: metrics,
 		Callbacks: leaderelection.Callbacks{
 			OnStartedLeading: lead,
 			OnNewLeader:      func(id string) { c.log.Info("leader", "identity", id, "this replica", id == le.Identity) },

@@ -2,6 +2,7 @@ package promtext
 
 import (
 	"github.com/kubeinternals/informers/informer"
+	"github.com/kubeinternals/informers/leaderelection"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/workqueue"
 )
@@ -17,18 +18,23 @@ var (
 	longBuckets = []float64{0.01, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 600}
 	// itemBuckets count objects.
 	itemBuckets = []float64{0, 1, 10, 100, 1000, 10000, 100000}
+	// renewBuckets cover a Lease renewal: a few milliseconds to the default
+	// RenewDeadline, 10s.
+	renewBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 )
 
 // Provider creates every metric of the library's informers, reflectors and workqueues
 // in a Registry, under the names the library exports (informer.QueuedItemsMetricName,
 // reflector.ListsMetricName, workqueue.DepthMetricName, …), each labelled "name" (and
 // "handler", "reason" or "type" where the metric has a second label). One Provider
-// serves any number of informers and queues. A removed handler's series are deleted.
+// serves any number of informers, queues and elections. A removed handler's series are
+// deleted.
 type Provider struct{ r *Registry }
 
 var (
-	_ informer.MetricsProvider  = Provider{}
-	_ workqueue.MetricsProvider = Provider{}
+	_ informer.MetricsProvider       = Provider{}
+	_ workqueue.MetricsProvider      = Provider{}
+	_ leaderelection.MetricsProvider = Provider{}
 )
 
 // NewProvider returns a provider that registers into r.
@@ -172,4 +178,26 @@ func (p Provider) NewLongestRunningProcessorSecondsMetric(name string) workqueue
 
 func (p Provider) NewRetriesMetric(name string) workqueue.CounterMetric {
 	return p.counter(workqueue.RetriesMetricName, "Total number of retries handled by workqueue.", name)
+}
+
+// The leader election's metrics.
+
+func (p Provider) NewLeaderMetric(name string) leaderelection.GaugeMetric {
+	return p.gauge(leaderelection.LeaderMetricName, "1 while this process leads the election named name, 0 otherwise.", name)
+}
+
+func (p Provider) NewSlowpathMetric(name string) leaderelection.CounterMetric {
+	return p.counter(leaderelection.SlowpathMetricName, "Renewals that had to read the Lease before writing it (the fast path failed or had expired).", name)
+}
+
+func (p Provider) NewLeaseTransitionsMetric(name string) leaderelection.GaugeMetric {
+	return p.gauge(leaderelection.LeaseTransitionsMetricName, "The Lease's leaseTransitions as last seen: how many times it changed hands.", name)
+}
+
+func (p Provider) NewRenewDurationMetric(name string) leaderelection.SummaryMetric {
+	return p.histogram(leaderelection.RenewDurationMetricName, "Seconds from sending a successful renewal to its answer.", renewBuckets, name)
+}
+
+func (p Provider) NewGateRejectionsMetric(name string) leaderelection.CounterMetric {
+	return p.counter(leaderelection.GateRejectionsMetricName, "Writes the leader election's write gate refused or cancelled: sent while not leading.", name)
 }
