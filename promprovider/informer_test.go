@@ -1,4 +1,4 @@
-package main
+package promprovider
 
 import (
 	"context"
@@ -15,13 +15,12 @@ import (
 	"github.com/kubeinternals/informers/internal/fakeapi"
 )
 
-// The informer provider on prometheus/client_golang: an informer over the in-memory
-// API server, three updates, and the scrape shows its reflector's, queue's, cache's
-// and handler's series under the library's names.
-func TestInformerProviderExportsEveryStage(t *testing.T) {
+// An informer over the in-memory API server, three updates, and the scrape shows its
+// reflector's, queue's, cache's and handler's series under the library's names.
+func TestTheInformerMetricsCoverEveryStage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
-		p, err := newInformerProvider(reg)
+		p, err := New(reg)
 		require.NoError(t, err)
 		src := fakeapi.New[*corev1.ConfigMap]()
 		obj := src.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
@@ -56,19 +55,11 @@ func TestInformerProviderExportsEveryStage(t *testing.T) {
 	})
 }
 
-func TestTheInformerProviderRegistersOnce(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	_, err := newInformerProvider(reg)
-	require.NoError(t, err)
-	_, err = newInformerProvider(reg)
-	assert.Error(t, err, "registering the same collectors twice on one registry is an error the program sees")
-}
-
 // A removed handler's series leave the scrape; the other handler's stay.
-func TestTheInformerProviderDeletesARemovedHandlersSeries(t *testing.T) {
+func TestARemovedHandlersSeriesLeaveTheScrape(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := prometheus.NewRegistry()
-		p, err := newInformerProvider(reg)
+		p, err := New(reg)
 		require.NoError(t, err)
 		src := fakeapi.New[*corev1.ConfigMap]()
 		src.Create(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
