@@ -5,11 +5,10 @@ module github.com/kubeinternals/informers/examples/workqueue-metrics
 go 1.26.0
 
 require (
-	github.com/kubeinternals/informers v0.0.0-00010101000000-000000000000
+	github.com/kubeinternals/informers v0.1.0
+	github.com/kubeinternals/informers/promprovider v0.1.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.12.1
-	k8s.io/api v0.37.2
-	k8s.io/apimachinery v0.37.2
 )
 
 require (
@@ -38,6 +37,8 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
+	k8s.io/api v0.37.2 // indirect
+	k8s.io/apimachinery v0.37.2 // indirect
 	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
@@ -48,5 +49,9 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-// The library from this checkout: the example always runs against the code beside it.
-replace github.com/kubeinternals/informers => ../..
+// The library and its Prometheus providers from this checkout: the example always runs
+// against the code beside it.
+replace (
+	github.com/kubeinternals/informers => ../..
+	github.com/kubeinternals/informers/promprovider => ../../promprovider
+)

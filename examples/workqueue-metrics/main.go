@@ -6,8 +6,8 @@
 //	cd examples/workqueue-metrics && go run . -addr 127.0.0.1:8080 &
 //	curl -s 127.0.0.1:8080/metrics | grep '^workqueue_'
 //
-// The point is the wiring: a MetricsProvider built on prometheus/client_golang, given
-// to one queue through workqueue.Options and registered on a registry the program owns —
+// The point is the wiring: a MetricsProvider built on prometheus/client_golang (package
+// promprovider, a module of this repository), given to one queue through workqueue.Options and registered on a registry the program owns —
 // no global provider, no package init, nothing registered behind the program's back.
 // See README.md.
 package main
@@ -29,6 +29,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/kubeinternals/informers/examples/internal/kube"
+	"github.com/kubeinternals/informers/promprovider"
 	"github.com/kubeinternals/informers/workqueue"
 )
 
@@ -65,7 +66,7 @@ func main() {
 // run serves /metrics on lis and runs the demo queue until ctx ends. It closes lis.
 func run(ctx context.Context, lis net.Listener, log *slog.Logger) error {
 	reg := prometheus.NewRegistry()
-	provider, err := newPrometheusProvider(reg)
+	provider, err := promprovider.New(reg)
 	if err != nil {
 		_ = lis.Close()
 		return err
