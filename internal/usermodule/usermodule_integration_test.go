@@ -49,22 +49,7 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	require.NoError(t, os.MkdirAll(app, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
 
-	// The user's environment: our module only from the test's proxy; every other module
-	// from the machine's module cache (used as a second file proxy, for speed), else from
-	// the GOPROXY the machine already uses; a module cache of the user's own, so nothing
-	// of ours is already there.
-	realCache := strings.TrimSpace(run(t, ctx, app, nil, goTool, "env", "GOMODCACHE"))
-	upstream := strings.TrimSpace(run(t, ctx, app, nil, goTool, "env", "GOPROXY"))
-	goEnv := []string{
-		"GOPROXY=file://" + proxy + ",file://" + filepath.Join(realCache, "cache", "download") + "," + upstream,
-		"GOMODCACHE=" + modcache,
-		"GOFLAGS=-modcacherw", // so that t.TempDir can remove the module cache
-		// Why off: the checksum database cannot know a version that exists only in this
-		// test's proxy, and asking it needs the network.
-		"GOSUMDB=off",
-		"GOWORK=off",
-		"GOTOOLCHAIN=local",
-	}
+	goEnv := userEnv(t, ctx, goTool, app, proxy, modcache)
 	run(t, ctx, app, goEnv, goTool, "mod", "init", "example.com/mirror")
 	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
 	run(t, ctx, app, goEnv, goTool, "mod", "tidy")
@@ -112,6 +97,26 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	}
 	assert.Contains(t, out.String(), "stopped")
 	assert.NotContains(t, out.String(), "level=ERROR")
+}
+
+// userEnv is the go command's environment in a user's module at app: our modules only
+// from the test's proxy; every other module from the machine's module cache (used as a
+// second file proxy, for speed), else from the GOPROXY the machine already uses; a
+// module cache of the user's own, so nothing of ours is already there.
+func userEnv(t *testing.T, ctx context.Context, goTool, app, proxy, modcache string) []string {
+	t.Helper()
+	realCache := strings.TrimSpace(run(t, ctx, app, nil, goTool, "env", "GOMODCACHE"))
+	upstream := strings.TrimSpace(run(t, ctx, app, nil, goTool, "env", "GOPROXY"))
+	return []string{
+		"GOPROXY=file://" + proxy + ",file://" + filepath.Join(realCache, "cache", "download") + "," + upstream,
+		"GOMODCACHE=" + modcache,
+		"GOFLAGS=-modcacherw", // so that t.TempDir can remove the module cache
+		// Why off: the checksum database cannot know a version that exists only in this
+		// test's proxy, and asking it needs the network.
+		"GOSUMDB=off",
+		"GOWORK=off",
+		"GOTOOLCHAIN=local",
+	}
 }
 
 // run runs a command in dir with extra environment and returns its standard output; a

@@ -1,0 +1,112 @@
+package usermodule
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/internal/markdown"
+	"github.com/kubeinternals/informers/internal/testenv"
+)
+
+// The metrics program of docs/use-in-your-module.md, in a fresh module: it `go get`s the
+// promprovider module — a nested module of this repository, served by the proxy as its
+// own module, as the go command fetches it for a user — builds, caches a namespace's
+// ConfigMaps on a real kube-apiserver and serves their metrics under the library's names.
+func TestTheMetricsProgramWithThePrometheusModuleInAModuleOfItsOwn(t *testing.T) {
+	env := testenv.Start(t, testenv.Options{Profile: testenv.APIServer})
+	binDir, err := testenv.BinDir()
+	require.NoError(t, err)
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command builds the user's module")
+	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
+	defer cancel()
+
+	work := t.TempDir()
+	proxy, modcache, app := filepath.Join(work, "proxy"), filepath.Join(work, "modcache"), filepath.Join(work, "cmmetrics")
+	repo, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	_, err = WriteProxy(proxy, repo, "v0.1.0")
+	require.NoError(t, err)
+	module, err := WriteProxy(proxy, filepath.Join(repo, "promprovider"), "v0.1.0")
+	require.NoError(t, err)
+	require.Equal(t, "github.com/kubeinternals/informers/promprovider", module)
+
+	page, err := os.ReadFile(guide)
+	require.NoError(t, err)
+	program, err := markdown.BlockAfter(string(page), "<!-- usermodule:metrics.go -->")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(app, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
+
+	goEnv := userEnv(t, ctx, goTool, app, proxy, modcache)
+	run(t, ctx, app, goEnv, goTool, "mod", "init", "example.com/cmmetrics")
+	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
+	run(t, ctx, app, goEnv, goTool, "mod", "tidy")
+	gomod, err := os.ReadFile(filepath.Join(app, "go.mod"))
+	require.NoError(t, err)
+	assert.Contains(t, string(gomod), module+" v0.1.0")
+	assert.Contains(t, string(gomod), "github.com/kubeinternals/informers v0.1.0", "the library at the release the provider's go.mod names")
+	assert.Contains(t, run(t, ctx, app, goEnv, goTool, "list", "-m", "all"), "github.com/prometheus/client_golang", "asked for, Prometheus is in the graph")
+	run(t, ctx, app, goEnv, goTool, "build", "-trimpath", "-o", "cmmetrics", ".")
+
+	kubectlEnv := []string{"KUBECONFIG=" + env.Kubeconfig}
+	kubectl := filepath.Join(binDir, "kubectl")
+	run(t, ctx, app, kubectlEnv, kubectl, "create", "namespace", "metrics")
+	run(t, ctx, app, kubectlEnv, kubectl, "-n", "metrics", "create", "configmap", "one", "--from-literal=a=b")
+	logFile, err := os.Create(filepath.Join(work, "cmmetrics.log"))
+	require.NoError(t, err)
+	defer logFile.Close()
+	out := fileOutput(logFile.Name())
+	cmd := exec.CommandContext(ctx, filepath.Join(app, "cmmetrics"), "-namespace", "metrics", "-metrics-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), kubectlEnv...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	// Goroutine owned by this test: waits for the program, which SIGTERM below ends.
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	waitOutput(t, out, "cache synced")
+	m := regexp.MustCompile(`msg="serving metrics" addr=(\S+)`).FindStringSubmatch(out.String())
+	require.NotNil(t, m, "the program logs where it serves:\n%s", out)
+	var scraped string
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + m[1] + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		scraped = string(body)
+		return strings.Contains(scraped, `workqueue_adds_total{name="configmaps"} 1`)
+	}, 30*time.Second, 50*time.Millisecond, "the handler queued the one ConfigMap")
+	for _, line := range []string{
+		`reflector_lists_total{name="configmaps"} 1`,
+		`informer_handler_duration_seconds_count{handler="enqueue",name="configmaps"} 1`,
+		`workqueue_depth{name="configmaps"} 1`,
+	} {
+		assert.Contains(t, scraped, line+"\n")
+	}
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, "exit status after SIGTERM:\n%s", out)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the program did not stop within 30s of SIGTERM:\n%s", out)
+	}
+	assert.Contains(t, out.String(), "stopped")
+	assert.NotContains(t, out.String(), "level=ERROR")
+}
