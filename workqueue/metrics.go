@@ -4,8 +4,8 @@ import "time"
 
 // The names client-go's Prometheus provider registers (each with one label, "name",
 // the queue's Options.Name). A provider that uses them keeps existing dashboards and
-// alerts working. See examples/workqueue-metrics for a provider built on
-// prometheus/client_golang.
+// alerts working. Package promprovider (github.com/kubeinternals/informers/promprovider,
+// a module of its own) is a provider built on prometheus/client_golang.
 //
 // component-base: metrics/prometheus/workqueue/metrics.go
 const (

@@ -1,8 +1,8 @@
 // Package promtext is the smallest Prometheus exposition the examples need: counters,
 // gauges and histograms with labels, written in the text format (version 0.0.4) that
 // Prometheus scrapes. It lets foo-controller serve /metrics without a metrics
-// dependency in this module; examples/workqueue-metrics (a module of its own) builds
-// the same providers on prometheus/client_golang, which a real program would use.
+// dependency in this module; promprovider (a module of its own) builds the same
+// providers on prometheus/client_golang, which a real program would use.
 package promtext
 
 import (
