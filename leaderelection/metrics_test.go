@@ -1,7 +1,6 @@
 package leaderelection
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"testing/synctest"
@@ -72,10 +71,7 @@ func TestTheMetricsFollowLeadingSlowRenewalsTransitionsLatencyAndRefusedWrites(t
 }
 
 func TestANilMetricsProviderCostsNoAllocation(t *testing.T) {
-	cfg := testConfig(newLeaseStore().lock("a"))
-	cfg.Callbacks.OnStartedLeading = func(context.Context) {}
-	e, err := New(cfg)
-	require.NoError(t, err)
+	e := idleElector(t)
 	allocs := testing.AllocsPerRun(100, func() {
 		e.metrics.leader.Set(1)
 		e.metrics.slowpath.Inc()

@@ -71,13 +71,30 @@ func send(s *apiserver, rt http.RoundTripper, method, path string) {
 	}
 }
 
+// idleElector is an Elector that is never run: it never leads.
+func idleElector(t *testing.T) *Elector {
+	t.Helper()
+	cfg := testConfig(newLeaseStore().lock("a"))
+	cfg.Callbacks.OnStartedLeading = func(context.Context) {}
+	e, err := New(cfg)
+	require.NoError(t, err)
+	return e
+}
+
+// leading runs candidate "a" on store until it leads, and returns the apiserver behind
+// its gate, the candidate and the gate.
+func leading(t *testing.T, t0 time.Time, store *leaseStore) (*apiserver, *candidate, http.RoundTripper) {
+	s := &apiserver{t0: t0}
+	a := run(t, t0, testConfig(store.lock("a")), 0, 0)
+	gate := a.e.WriteGate()(s)
+	synctest.Wait()
+	return s, a, gate
+}
+
 func TestTheWriteGateIsClosedUntilTheCandidateLeads(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := &apiserver{t0: time.Now()}
-		cfg := testConfig(newLeaseStore().lock("a"))
-		cfg.Callbacks.OnStartedLeading = func(context.Context) {}
-		e, err := New(cfg)
-		require.NoError(t, err)
+		e := idleElector(t)
 		gate := e.WriteGate()(s)
 
 		for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace,
@@ -102,10 +119,7 @@ func TestTheWriteGateIsClosedUntilTheCandidateLeads(t *testing.T) {
 func TestTheWriteGateOpensWithTheLeaseAndALossClosesItCancellingAWriteInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		t0, store := time.Now(), newLeaseStore()
-		s := &apiserver{t0: t0}
-		a := run(t, t0, testConfig(store.lock("a")), 0, 0)
-		gate := a.e.WriteGate()(s)
-		synctest.Wait()
+		s, a, gate := leading(t, t0, store)
 		send(s, gate, http.MethodPut, "/leading")
 
 		time.Sleep(time.Second)
@@ -175,10 +189,7 @@ func TestTheWriteGateStaysOpenWhileTheWorkDrainsAndClosesBeforeTheRelease(t *tes
 func TestTheWriteGateFiresTheOwnDeadlineItselfWhenAPausedProcessWakesBeforeTheTimer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		t0, store := time.Now(), newLeaseStore()
-		s := &apiserver{t0: t0}
-		a := run(t, t0, testConfig(store.lock("a")), 0, 0)
-		gate := a.e.WriteGate()(s)
-		synctest.Wait()
+		s, a, gate := leading(t, t0, store)
 		l := a.e.term.Load()
 		require.NotNil(t, l)
 
@@ -200,10 +211,7 @@ func TestTheWriteGateFiresTheOwnDeadlineItselfWhenAPausedProcessWakesBeforeTheTi
 }
 
 func TestGatedCopiesTheConfigAndWrapsItsTransport(t *testing.T) {
-	cfg := testConfig(newLeaseStore().lock("a"))
-	cfg.Callbacks.OnStartedLeading = func(context.Context) {}
-	e, err := New(cfg)
-	require.NoError(t, err)
+	e := idleElector(t)
 	restCfg := &rest.Config{Host: "https://apiserver"}
 	gated := e.Gated(restCfg)
 	assert.Nil(t, restCfg.WrapTransport, "the original config is left alone")
@@ -221,10 +229,7 @@ func TestARESTClientsWriteThroughAClosedGateFailsWithErrWriteGateClosed(t *testi
 		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
 	}))
 	defer server.Close()
-	cfg := testConfig(newLeaseStore().lock("a"))
-	cfg.Callbacks.OnStartedLeading = func(context.Context) {}
-	e, err := New(cfg)
-	require.NoError(t, err)
+	e := idleElector(t)
 	restCfg := e.Gated(&rest.Config{Host: server.URL, ContentConfig: rest.ContentConfig{
 		GroupVersion: &schema.GroupVersion{Version: "v1"}, NegotiatedSerializer: serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()}})
 	restCfg.APIPath = "/api"

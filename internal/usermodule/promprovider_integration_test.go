@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/internal/markdown"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
 
@@ -28,29 +27,12 @@ func TestTheMetricsProgramWithThePrometheusModuleInAModuleOfItsOwn(t *testing.T)
 	env := testenv.Start(t, testenv.Options{Profile: testenv.APIServer})
 	binDir, err := testenv.BinDir()
 	require.NoError(t, err)
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command builds the user's module")
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-
 	work := t.TempDir()
-	proxy, modcache, app := filepath.Join(work, "proxy"), filepath.Join(work, "modcache"), filepath.Join(work, "cmmetrics")
-	repo, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	_, err = WriteProxy(proxy, repo, "v0.1.0")
-	require.NoError(t, err)
-	module, err := WriteProxy(proxy, filepath.Join(repo, "promprovider"), "v0.1.0")
-	require.NoError(t, err)
+	app, goTool, goEnv, modules := userModule(t, ctx, work, "cmmetrics", "<!-- usermodule:metrics.go -->", "promprovider")
+	module := modules[1]
 	require.Equal(t, "github.com/kubeinternals/informers/promprovider", module)
-
-	page, err := os.ReadFile(guide)
-	require.NoError(t, err)
-	program, err := markdown.BlockAfter(string(page), "<!-- usermodule:metrics.go -->")
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(app, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
-
-	goEnv := userEnv(t, ctx, goTool, app, proxy, modcache)
 	run(t, ctx, app, goEnv, goTool, "mod", "init", "example.com/cmmetrics")
 	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
 	run(t, ctx, app, goEnv, goTool, "mod", "tidy")

@@ -29,27 +29,12 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	env := testenv.Start(t, testenv.Options{Profile: testenv.APIServer})
 	binDir, err := testenv.BinDir()
 	require.NoError(t, err)
-	goTool, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command builds the user's module")
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
-
 	work := t.TempDir()
-	proxy, modcache, app := filepath.Join(work, "proxy"), filepath.Join(work, "modcache"), filepath.Join(work, "mirror")
-	repo, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	module, err := WriteProxy(proxy, repo, "v0.1.0")
-	require.NoError(t, err)
+	app, goTool, goEnv, modules := userModule(t, ctx, work, "mirror", "<!-- usermodule:main.go -->")
+	module := modules[0]
 	require.Equal(t, "github.com/kubeinternals/informers", module)
-
-	page, err := os.ReadFile(guide)
-	require.NoError(t, err)
-	program, err := markdown.BlockAfter(string(page), "<!-- usermodule:main.go -->")
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(app, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
-
-	goEnv := userEnv(t, ctx, goTool, app, proxy, modcache)
 	run(t, ctx, app, goEnv, goTool, "mod", "init", "example.com/mirror")
 	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
 	run(t, ctx, app, goEnv, goTool, "mod", "tidy")
@@ -97,6 +82,35 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	}
 	assert.Contains(t, out.String(), "stopped")
 	assert.NotContains(t, out.String(), "level=ERROR")
+}
+
+// userModule makes dir/name a user's module directory holding, as main.go, the guide's
+// program that follows marker, and serves this checkout's modules — the root, and each
+// nested module named — from a file-based proxy at v0.1.0. It returns the directory,
+// the go command, its environment (userEnv) and the modules' paths, the root's first.
+func userModule(t *testing.T, ctx context.Context, dir, name, marker string, nested ...string) (app, goTool string, goEnv, modules []string) {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	require.NoError(t, err, "the go command builds the user's module")
+	proxy, modcache := filepath.Join(dir, "proxy"), filepath.Join(dir, "modcache")
+	app = filepath.Join(dir, name)
+	repo, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	for _, root := range append([]string{repo}, nested...) {
+		if root != repo {
+			root = filepath.Join(repo, root)
+		}
+		module, err := WriteProxy(proxy, root, "v0.1.0")
+		require.NoError(t, err)
+		modules = append(modules, module)
+	}
+	page, err := os.ReadFile(guide)
+	require.NoError(t, err)
+	program, err := markdown.BlockAfter(string(page), marker)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(app, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
+	return app, goTool, userEnv(t, ctx, goTool, app, proxy, modcache), modules
 }
 
 // userEnv is the go command's environment in a user's module at app: our modules only
