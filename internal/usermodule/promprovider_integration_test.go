@@ -5,11 +5,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -47,18 +45,7 @@ func TestTheMetricsProgramWithThePrometheusModuleInAModuleOfItsOwn(t *testing.T)
 	kubectl := filepath.Join(binDir, "kubectl")
 	run(t, ctx, app, kubectlEnv, kubectl, "create", "namespace", "metrics")
 	run(t, ctx, app, kubectlEnv, kubectl, "-n", "metrics", "create", "configmap", "one", "--from-literal=a=b")
-	logFile, err := os.Create(filepath.Join(work, "cmmetrics.log"))
-	require.NoError(t, err)
-	defer logFile.Close()
-	out := fileOutput(logFile.Name())
-	cmd := exec.CommandContext(ctx, filepath.Join(app, "cmmetrics"), "-namespace", "metrics", "-metrics-addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), kubectlEnv...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	// Goroutine owned by this test: waits for the program, which SIGTERM below ends.
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	out, stop := startProgram(t, ctx, work, filepath.Join(app, "cmmetrics"), kubectlEnv, "-namespace", "metrics", "-metrics-addr", "127.0.0.1:0")
 
 	waitOutput(t, out, "cache synced")
 	m := regexp.MustCompile(`msg="serving metrics" addr=(\S+)`).FindStringSubmatch(out.String())
@@ -82,13 +69,7 @@ func TestTheMetricsProgramWithThePrometheusModuleInAModuleOfItsOwn(t *testing.T)
 		assert.Contains(t, scraped, line+"\n")
 	}
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "exit status after SIGTERM:\n%s", out)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the program did not stop within 30s of SIGTERM:\n%s", out)
-	}
+	stop()
 	assert.Contains(t, out.String(), "stopped")
 	assert.NotContains(t, out.String(), "level=ERROR")
 }

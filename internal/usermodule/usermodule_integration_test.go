@@ -51,19 +51,7 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	kubectlEnv := []string{"KUBECONFIG=" + env.Kubeconfig, "PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")}
 	kubectl := filepath.Join(binDir, "kubectl")
 	run(t, ctx, app, kubectlEnv, kubectl, "create", "namespace", "mirror")
-	// The program writes to a file, which the test reads while it runs: no shared buffer.
-	logFile, err := os.Create(filepath.Join(work, "mirror.log"))
-	require.NoError(t, err)
-	defer logFile.Close()
-	out := fileOutput(logFile.Name())
-	cmd := exec.CommandContext(ctx, filepath.Join(app, "mirror"), "-namespace", "mirror")
-	cmd.Env = append(os.Environ(), kubectlEnv...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	// Goroutine owned by this test: waits for the program, which SIGTERM below ends.
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	out, stop := startProgram(t, ctx, work, filepath.Join(app, "mirror"), kubectlEnv, "-namespace", "mirror")
 
 	waitOutput(t, out, "cache synced")
 	assert.Contains(t, out.String(), `from=$KUBECONFIG`)
@@ -73,15 +61,38 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	data := run(t, ctx, app, kubectlEnv, kubectl, "-n", "mirror", "get", "configmap", "settings-mirror", "-o", "jsonpath={.data}")
 	assert.Equal(t, `{"color":"blue"}`, data)
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "exit status after SIGTERM:\n%s", out)
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the program did not stop within 30s of SIGTERM:\n%s", out)
-	}
+	stop()
 	assert.Contains(t, out.String(), "stopped")
 	assert.NotContains(t, out.String(), "level=ERROR")
+}
+
+// startProgram runs bin with args and extra environment, its output in a file under
+// dir; stop sends SIGTERM and requires a clean exit within 30s.
+func startProgram(t *testing.T, ctx context.Context, dir, bin string, extraEnv []string, args ...string) (out fileOutput, stop func()) {
+	t.Helper()
+	// The program writes to a file, which the test reads while it runs: no shared buffer.
+	logFile, err := os.Create(filepath.Join(dir, filepath.Base(bin)+".log"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = logFile.Close() })
+	out = fileOutput(logFile.Name())
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), extraEnv...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	// Goroutine owned by this test: waits for the program, which stop's SIGTERM ends.
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return out, func() {
+		t.Helper()
+		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		select {
+		case err := <-exited:
+			require.NoError(t, err, "exit status after SIGTERM:\n%s", out)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("the program did not stop within 30s of SIGTERM:\n%s", out)
+		}
+	}
 }
 
 // userModule makes dir/name a user's module directory holding, as main.go, the guide's
