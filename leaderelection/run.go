@@ -49,11 +49,12 @@ func (e *Elector) Run(ctx context.Context) (err error) {
 		return nil
 	}
 
+	// Set before the term begins, so that a loss (which sets 0) always comes after.
+	e.metrics.leader.Set(1)
 	l := e.lead(ctx, sent)
 	defer l.end()
 	// The write gate opens with the term.
 	e.term.Store(l)
-	e.metrics.leader.Set(1)
 	workDone := make(chan struct{})
 	// Goroutine: the leader's work, OnStartedLeading(l.work). Run waits for it below.
 	go func() {
