@@ -138,5 +138,7 @@ func (r *Reflector[T]) streamEnded(err error) {
 // runEnded marks the watch closed when Run returns: a stream the reflector stops
 // because ctx ended between a watch-list and the watch loop is not ended otherwise.
 func (r *Reflector[T]) runEnded() {
-	r.activity.ended(time.Now())
+	if r.activity.ended(time.Now()) {
+		r.metrics.watchClosed()
+	}
 }

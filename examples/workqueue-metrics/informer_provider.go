@@ -57,6 +57,7 @@ func newInformerProvider(reg prometheus.Registerer) (*informerProvider, error) {
 	counter(reflector.RelistsMetricName, "Fetches of the whole state after the first, by reason.", "name", "reason")
 	counter(reflector.WatchEventsMetricName, "Watch events, by type.", "name", "type")
 	gauge(reflector.LastEventTimeMetricName, "Unix time of the last watch event or bookmark.", "name")
+	gauge(reflector.WatchOpenMetricName, "1 while a watch stream is open, 0 while none is.", "name")
 	gauge(informer.QueuedItemsMetricName, "Number of items currently queued in the FIFO.", "name")
 	histogram(informer.ProcessingLatencyMetricName, "Time taken to process events after popping from the queue.", processingBuckets, "name")
 	gauge(informer.StoreResourceVersionMetricName, "The 15 least significant digits of the resource version of the store.", "name")
@@ -132,6 +133,10 @@ func (p *informerProvider) NewWatchEventsMetric(name string) reflector.LabeledCo
 
 func (p *informerProvider) NewLastEventTimeMetric(name string) reflector.GaugeMetric {
 	return p.gauges[reflector.LastEventTimeMetricName].WithLabelValues(name)
+}
+
+func (p *informerProvider) NewWatchOpenMetric(name string) reflector.GaugeMetric {
+	return p.gauges[reflector.WatchOpenMetricName].WithLabelValues(name)
 }
 
 func (p *informerProvider) NewQueuedItemsMetric(name string) informer.GaugeMetric {
