@@ -116,6 +116,9 @@ func approx(d time.Duration) time.Duration {
 // started: nil when none is stuck, else the errors of those that are, one per line,
 // ordered by informer, each wrapping ErrWatchStuck. An informer not started, or not
 // synced yet, is not checked: WaitForCacheSync is its check.
+//
+// Differences from client-go: no counterpart; its sharedInformerFactory has no health
+// check.
 func (f *Factory) WatchHealthy(stuckAfter time.Duration) error {
 	f.mu.Lock()
 	var started []factoryInformer
