@@ -103,14 +103,9 @@ func watchStuck(name string, a reflector.WatchActivity, now time.Time, after tim
 	return err
 }
 
-// approx rounds d for a message: to the second from a minute up, else to the
-// millisecond.
-func approx(d time.Duration) time.Duration {
-	if d >= time.Minute {
-		return d.Round(time.Second)
-	}
-	return d.Round(time.Millisecond)
-}
+// approx rounds d to the millisecond for a message. Why not to the second above a
+// minute: "for 2m0s, longer than 2m0s" is what a silence of 2m0.2s would read.
+func approx(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 
 // WatchHealthy is SharedIndexInformer.WatchHealthy for every informer the factory
 // started: nil when none is stuck, else the errors of those that are, one per line,
