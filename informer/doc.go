@@ -71,8 +71,8 @@
 //   - A quiet resource from a stuck watch when the server sends no bookmarks: a
 //     resource kube-apiserver serves without a watch cache
 //     (--watch-cache-sizes=<resource>#0, --watch-cache=false) gets none but a
-//     watch-list's end bookmark, and neither do servers that are not kube-apiserver.
-//     Such a watch fails the check whenever the resource is quiet for the threshold:
+//     watch-list's end bookmark, and neither does a server that is not kube-apiserver
+//     unless it sends its own. Such a watch fails the check whenever the resource is quiet for the threshold:
 //     raise it, or leave that informer out. A threshold below the bookmark interval
 //     does the same to every quiet resource.
 //   - Whether what arrives is complete or current: a stream that delivers bookmarks
