@@ -48,7 +48,47 @@
 // resource), mutation.go (the optional cache mutation detector), metrics.go (what
 // Options.MetricsProvider is given),
 // trace.go (what the informer reports to Options.Tracer: each indexer write with the
-// index values it changed, each fan-out and handler call; see package trace).
+// index values it changed, each fan-out and handler call; see package trace),
+// stuckwatch.go (WatchHealthy: is the watch alive?).
+//
+// # Is my watch stuck?
+//
+// A watch can stop delivering without ending: a connection frozen on the way, a proxy
+// holding the stream, an apiserver no longer writing to it. The reflector then waits
+// on it and the cache silently stops changing. WatchHealthy (on an informer, or on the
+// Factory for every informer it started) reports it: after the informer has synced, an
+// error wrapping ErrWatchStuck once the watch has shown no sign of life — no event, no
+// bookmark, no new watch opened, no relist — for longer than a threshold, whether a
+// stream is open and silent or none is open (requests failing, the reflector backing
+// off). The default, DefaultWatchStuckAfter, is 2 minutes: two of kube-apiserver's
+// bookmark intervals (reflector.BookmarkInterval; its watch cache sends each watch a
+// bookmark about once a minute, however quiet the resource). Before sync, and after
+// Run returned, it returns nil: whether the cache fills is readiness's question. The
+// metrics say the same for alerts: reflector_watch_open (0 while no stream is open)
+// and reflector_last_event_timestamp_seconds.
+//
+// What it cannot tell:
+//   - A quiet resource from a stuck watch when the server sends no bookmarks: a
+//     resource kube-apiserver serves without a watch cache
+//     (--watch-cache-sizes=<resource>#0, --watch-cache=false) gets none but a
+//     watch-list's end bookmark, and neither does a server that is not kube-apiserver
+//     unless it sends its own. Such a watch fails the check whenever the resource is quiet for the threshold:
+//     raise it, or leave that informer out. A threshold below the bookmark interval
+//     does the same to every quiet resource.
+//   - Whether what arrives is complete or current: a stream that delivers bookmarks
+//     is alive, even if it missed an event.
+//   - Why: a freeze, a refusal, a server that is down look alike but for the Open flag
+//     (WatchActivity) and the last list/watch error the message carries.
+//
+// What ends a stuck watch without the check: the watch's timeout (5–10 minutes) is the
+// server's, and its end travels on the same stream, so it does not free a frozen one;
+// over HTTP/2, client-go's rest transport pings a connection silent for 30s and closes
+// it after 15s without an answer, which frees a stream whose whole connection is
+// frozen (the reflector re-watches or relists). Nothing frees a stream stalled behind a
+// proxy that answers the pings itself, or an HTTP/1.1 connection a middlebox keeps
+// alive. As a liveness probe (foo-controller's /healthz), a failing check restarts the
+// process; so does a long apiserver outage, once — a restarted process has not synced,
+// so the check passes until it has.
 //
 // # Differences from client-go
 //
@@ -103,6 +143,9 @@
 //     instead of panicking: Options.MutationDetector (client-go's
 //     KUBE_CACHE_MUTATION_DETECTOR; mutation.go) and Options.CheckWatchList
 //     (KUBE_WATCHLIST_INCONSISTENCY_DETECTOR), which also repairs the cache.
+//   - WatchHealthy and WatchActivity have no counterpart: client-go's informers, its
+//     factory and its reflector expose nothing of the watch's liveness
+//     (stuckwatch.go).
 //   - Metrics come from a provider per informer (Options.MetricsProvider, which also
 //     serves its reflector and its handlers), not from process-wide providers set
 //     once; client-go 1.37 declares reflector metrics it never records (metrics.go).

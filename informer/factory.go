@@ -108,6 +108,7 @@ type factoryKey struct {
 // factoryInformer is what the factory needs of a SharedIndexInformer[T] for any T.
 type factoryInformer interface {
 	Run(ctx context.Context)
+	WatchHealthy(stuckAfter time.Duration) error
 	Syncer
 }
 

@@ -80,6 +80,7 @@ func TestInformerMetrics(t *testing.T) {
 				assert.Len(t, rec.Values("handler_duration{cms,fragile}"), 8, "a and b's adds, five updates, boom's add (the call that panicked too)")
 				assert.Equal(t, []float64{1}, rec.Values("lists{cms}"), "the reflector's metrics come from the same provider")
 				assert.Len(t, rec.Values("watch_events{cms}{MODIFIED}"), 5)
+				assert.Equal(t, 1.0, rec.Last("watch_open{cms}"), "the watch is open")
 			})
 		})
 	}
@@ -146,6 +147,7 @@ func (allocFree) NewLastResourceVersionMetric(string) reflector.GaugeMetric   { 
 func (allocFree) NewRelistsMetric(string) reflector.LabeledCounterMetric      { return dropLabeled{} }
 func (allocFree) NewWatchEventsMetric(string) reflector.LabeledCounterMetric  { return dropLabeled{} }
 func (allocFree) NewLastEventTimeMetric(string) reflector.GaugeMetric         { return drop{} }
+func (allocFree) NewWatchOpenMetric(string) reflector.GaugeMetric             { return drop{} }
 func (allocFree) NewQueuedItemsMetric(string) informer.GaugeMetric            { return drop{} }
 func (allocFree) NewProcessingLatencyMetric(string) informer.HistogramMetric  { return drop{} }
 func (allocFree) NewStoreResourceVersionMetric(string) informer.GaugeMetric   { return drop{} }

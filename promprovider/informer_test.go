@@ -42,6 +42,7 @@ func TestTheInformerMetricsCoverEveryStage(t *testing.T) {
 			`reflector_lists_total{name="cms"} 1`,
 			`reflector_watch_events_total{name="cms",type="MODIFIED"} 3`,
 			`reflector_watches_total{name="cms"} 1`,
+			`reflector_watch_open{name="cms"} 1`,
 			`informer_queued_items{name="cms"} 0`,
 			`informer_store_resource_version{name="cms"} ` + src.ResourceVersion(),
 			`informer_handler_duration_seconds_count{handler="h",name="cms"} 4`,

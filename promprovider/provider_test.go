@@ -103,5 +103,5 @@ func TestEveryMetricHasOneDefinitionWithHelpAndTheNameLabelFirst(t *testing.T) {
 		assert.Equal(t, d.kind == histogram, d.buckets != nil, "%s: buckets only for histograms", d.name)
 		assert.Equal(t, d.kind == counter, strings.HasSuffix(d.name, "_total"), "%s: counters and only counters end in _total", d.name)
 	}
-	assert.Len(t, seen, 7+11+7+5, "the workqueue's, the reflector's, the informer's and the election's")
+	assert.Len(t, seen, 7+12+7+5, "the workqueue's, the reflector's, the informer's and the election's")
 }

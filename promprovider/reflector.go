@@ -3,7 +3,7 @@ package promprovider
 import "github.com/kubeinternals/informers/reflector"
 
 // reflectorMetrics are the reflector's: lists, watches, relists by reason, watch
-// events by type, and the time of the last event.
+// events by type, the time of the last event, and whether a watch is open.
 func reflectorMetrics() []definition {
 	return []definition{
 		{reflector.ListsMetricName, counter, "Lists (LIST or watch-list) that replaced the cache.", byName, nil},
@@ -17,6 +17,7 @@ func reflectorMetrics() []definition {
 		{reflector.RelistsMetricName, counter, "Fetches of the whole state after the first, by reason.", []string{"name", "reason"}, nil},
 		{reflector.WatchEventsMetricName, counter, "Watch events, by type.", []string{"name", "type"}, nil},
 		{reflector.LastEventTimeMetricName, gauge, "Unix time of the last watch event or bookmark.", byName, nil},
+		{reflector.WatchOpenMetricName, gauge, "1 while a watch stream is open, 0 while none is.", byName, nil},
 	}
 }
 
@@ -62,4 +63,8 @@ func (p *Provider) NewWatchEventsMetric(name string) reflector.LabeledCounterMet
 
 func (p *Provider) NewLastEventTimeMetric(name string) reflector.GaugeMetric {
 	return p.gauges[reflector.LastEventTimeMetricName].WithLabelValues(name)
+}
+
+func (p *Provider) NewWatchOpenMetric(name string) reflector.GaugeMetric {
+	return p.gauges[reflector.WatchOpenMetricName].WithLabelValues(name)
 }

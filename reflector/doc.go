@@ -134,8 +134,9 @@
 // consistency.go (the optional check of a watch-list against etcd), resync.go,
 // backoff.go, errors.go, trace.go (what it reports to Options.Tracer: one event per
 // transition, see package trace), metrics.go (what it counts for
-// Options.MetricsProvider: lists, watches, events, relists by reason), and
-// fakewatch.go for tests. The wire — the REST ListerWatcher, its framing and decoding —
+// Options.MetricsProvider: lists, watches, events, relists by reason), activity.go
+// (when the watch last showed life, for a stuck-watch check: WatchActivity, and
+// BookmarkInterval, the apiserver's pace of bookmarks), and fakewatch.go for tests. The wire — the REST ListerWatcher, its framing and decoding —
 // is package listwatch.
 //
 // # client-go 1.35+ defaults and ours

@@ -146,5 +146,6 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		return fmt.Errorf("replace store content with the list of %s: %w", r.typeDescription, err)
 	}
 	r.setLastSyncResourceVersion(res.ResourceVersion)
+	r.activity.listed(time.Now())
 	return nil
 }

@@ -48,6 +48,7 @@ const (
 	// WatchEventsMetricName has a second label, "type".
 	WatchEventsMetricName   = "reflector_watch_events_total"
 	LastEventTimeMetricName = "reflector_last_event_timestamp_seconds"
+	WatchOpenMetricName     = "reflector_watch_open"
 )
 
 // MetricsProvider creates the metrics of one reflector; name is the reflector's name
@@ -56,7 +57,7 @@ const (
 //
 // The first eight are client-go's reflector MetricsProvider, under its names. client-go
 // v0.37.2 declares them (and SetReflectorMetricsProvider) but its reflector records
-// none of them; ours records every one. The last three are what operators ask for
+// none of them; ours records every one. The last four are what operators ask for
 // when an informer misbehaves: why it relists, how much the watch delivers, and
 // whether the watch is still alive.
 //
@@ -100,8 +101,15 @@ type MetricsProvider interface {
 	NewWatchEventsMetric(name string) LabeledCounterMetric
 	// NewLastEventTimeMetric is the Unix time, in seconds, of the last watch event
 	// or bookmark: time() minus it is how long the watch has been silent. With
-	// bookmarks on (they are), a healthy watch is silent for about a minute at most.
+	// bookmarks on (they are), a healthy watch is silent for about a minute at most
+	// (BookmarkInterval).
 	NewLastEventTimeMetric(name string) GaugeMetric
+	// NewWatchOpenMetric is 1 while a watch stream is open (a watch-list's included)
+	// and 0 while none is: between two watches, in a backoff, during a LIST. With
+	// NewLastEventTimeMetric it tells a silent watch (open, no event for minutes) from
+	// one that is down (0 for minutes); both are what the informer's WatchHealthy
+	// reports as stuck.
+	NewWatchOpenMetric(name string) GaugeMetric
 }
 
 // The reasons NewRelistsMetric counts by.
@@ -145,6 +153,7 @@ type reflectorMetrics struct {
 	listDuration, itemsInList    SummaryMetric
 	watchDuration, itemsInWatch  SummaryMetric
 	lastRV, lastEventTime        GaugeMetric
+	watchOpen                    GaugeMetric
 	relists, watchEvents         LabeledCounterMetric
 	listStart, watchStart        time.Time
 	eventsInWatch                int
@@ -182,7 +191,7 @@ func newReflectorMetrics(p MetricsProvider, name string) *reflectorMetrics {
 		shortWatches: orNoop(p.NewShortWatchesMetric(name)), watchDuration: orNoop(p.NewWatchDurationMetric(name)),
 		itemsInWatch: orNoop(p.NewItemsInWatchMetric(name)), lastRV: orNoop(p.NewLastResourceVersionMetric(name)),
 		relists: orNoop(p.NewRelistsMetric(name)), watchEvents: orNoop(p.NewWatchEventsMetric(name)),
-		lastEventTime: orNoop(p.NewLastEventTimeMetric(name)),
+		lastEventTime: orNoop(p.NewLastEventTimeMetric(name)), watchOpen: orNoop(p.NewWatchOpenMetric(name)),
 	}
 }
 
@@ -217,6 +226,7 @@ func (m *reflectorMetrics) watchStarted(start time.Time) {
 		return
 	}
 	m.watches.Inc()
+	m.watchOpen.Set(1)
 	m.watchStart, m.eventsInWatch = start, 0
 }
 
@@ -238,10 +248,19 @@ func (m *reflectorMetrics) watchEnded(err error) {
 	if m == nil {
 		return
 	}
+	m.watchOpen.Set(0)
 	m.watchDuration.Observe(time.Since(m.watchStart).Seconds())
 	m.itemsInWatch.Observe(float64(m.eventsInWatch))
 	if errors.Is(err, ErrVeryShortWatch) {
 		m.shortWatches.Inc()
+	}
+}
+
+// watchClosed records that no watch is open any more, when Run returns with a
+// stream that watchEnded did not end (see Reflector.runEnded).
+func (m *reflectorMetrics) watchClosed() {
+	if m != nil {
+		m.watchOpen.Set(0)
 	}
 }
 

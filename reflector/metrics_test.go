@@ -35,6 +35,7 @@ func (p *fakeMetrics) NewWatchEventsMetric(n string) LabeledCounterMetric {
 	return p.Labeled(n + " watch_events")
 }
 func (p *fakeMetrics) NewLastEventTimeMetric(n string) GaugeMetric { return p.m(n, "last_event_time") }
+func (p *fakeMetrics) NewWatchOpenMetric(n string) GaugeMetric     { return p.m(n, "watch_open") }
 
 // count is how many values key received.
 func (p *fakeMetrics) count(key string) int { return len(p.Values(key)) }
@@ -85,6 +86,7 @@ func TestReflectorMetricsFollowTheStateMachine(t *testing.T) {
 		assert.GreaterOrEqual(t, last, float64(began.Add(3*time.Second).UnixNano())/1e9, "the Unix time of the last event: after the sleep")
 		assert.LessOrEqual(t, last, float64(time.Now().UnixNano())/1e9, "and not in the future")
 		assert.Greater(t, last, times[0], "set again by the relist's events, after the backoff")
+		assert.Equal(t, []float64{1, 0, 1, 0}, p.Values("cms watch_open"), "open while each stream was, closed when Run returned")
 	})
 }
 
@@ -119,6 +121,7 @@ func TestReflectorMetricsCountOnlyTheWatchesTheServerOpened(t *testing.T) {
 		assert.Equal(t, []float64{1, 0}, p.Values("cms items_in_watch"), "each opened watch ended once")
 		assert.Equal(t, 2, p.count("cms watch_duration"))
 		assert.Zero(t, p.count("cms short_watches"))
+		assert.Equal(t, []float64{1, 0, 1, 0}, p.Values("cms watch_open"), "not open while the refused request backed off")
 	})
 }
 
@@ -170,6 +173,7 @@ func TestANilMetricIsDropped(t *testing.T) {
 	m.watchStarted(time.Now())
 	m.event("ADDED", false)
 	m.watchEnded(ErrVeryShortWatch)
+	m.watchClosed()
 	m.relisted(errExpired())
 	m.synced("12")
 	assert.Nil(t, newReflectorMetrics(nil, "x"), "no provider, no metrics")
@@ -188,6 +192,7 @@ func (nilProvider) NewLastResourceVersionMetric(string) GaugeMetric  { return ni
 func (nilProvider) NewRelistsMetric(string) LabeledCounterMetric     { return nil }
 func (nilProvider) NewWatchEventsMetric(string) LabeledCounterMetric { return nil }
 func (nilProvider) NewLastEventTimeMetric(string) GaugeMetric        { return nil }
+func (nilProvider) NewWatchOpenMetric(string) GaugeMetric            { return nil }
 
 // The metrics cost nothing per watch event: with no provider, and with a provider
 // whose metrics do not allocate, handling an event allocates the same.
@@ -237,6 +242,7 @@ func (allocFreeProvider) NewWatchesMetric(string) CounterMetric            { ret
 func (allocFreeProvider) NewLastResourceVersionMetric(string) GaugeMetric  { return sink{} }
 func (allocFreeProvider) NewWatchEventsMetric(string) LabeledCounterMetric { return labeledSink{} }
 func (allocFreeProvider) NewLastEventTimeMetric(string) GaugeMetric        { return sink{} }
+func (allocFreeProvider) NewWatchOpenMetric(string) GaugeMetric            { return sink{} }
 
 // countingStore is a Store that only counts.
 type countingStore struct{ n int }

@@ -121,6 +121,8 @@ type Reflector[T Object] struct {
 	useWatchList bool
 	// metrics is nil without Options.MetricsProvider; its methods then do nothing.
 	metrics *reflectorMetrics
+	// activity is when the watch last showed life (WatchActivity); it locks itself.
+	activity watchActivity
 
 	running atomic.Bool // true while Run executes; a second concurrent Run refuses
 
@@ -197,6 +199,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		return
 	}
 	defer r.running.Store(false)
+	defer r.runEnded()
 	// Why now: the backoff's sequence begins when Run does, as client-go's begins when
 	// its informer makes the reflector, which it does when it starts running.
 	r.backoff, _ = newBackoff(r.opts.Backoff, time.Now()) // validated by NewReflector

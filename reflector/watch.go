@@ -104,7 +104,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 				return fmt.Errorf("watch %s: %w", r.typeDescription, err)
 			}
 			// A refused request opened no watch: only an open stream is counted.
-			r.metrics.watchStarted(start)
+			r.streamOpened(start)
 		}
 		_, err := r.handleWatch(ctx, w, r.store, start, false, func(rv string, pastSyntheticAdds bool) {
 			if propagateFromStart || pastSyntheticAdds {
@@ -113,7 +113,7 @@ func (r *Reflector[T]) watch(ctx context.Context, w Watch[T], resyncErr <-chan e
 		}, resyncErr)
 		w.Stop()
 		w = nil
-		r.metrics.watchEnded(err)
+		r.streamEnded(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.WatchEnded, Reason: traceWhy(err), ResourceVersion: r.LastSyncResourceVersion()})
 		}
@@ -166,10 +166,22 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 	}
 	pastSyntheticAdds := false
 	count := 0
-	// lastEvent is when the events so far had been handled; only a tick reads it.
-	// stamped is the count it was stamped at.
+	// lastEvent is when the events so far had been handled: the warning's tick reads
+	// it, and it is the watch's activity (WatchActivity.LastEvent). stamped is the
+	// count it was stamped at.
 	var lastEvent time.Time
 	stamped := 0
+	stamp := func() {
+		lastEvent, stamped = time.Now(), count
+		r.activity.delivered(lastEvent)
+	}
+	// Why on every return: the last events before the stream ended, or before the end
+	// bookmark handed the stream on, were delivered too.
+	defer func() {
+		if count != stamped {
+			stamp()
+		}
+	}()
 	results := w.ResultChan()
 	for {
 		var ev Event[T]
@@ -197,9 +209,10 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 			// Slow path: nothing is waiting, so the stream is quiet. This is the
 			// moment to stamp lastEvent, once, rather than reading the clock for every
 			// event: a tick is only taken here, right after the stamp, so the warning
-			// sees the same "since the last event" a per-event stamp gives.
-			if ticks != nil && count != stamped {
-				lastEvent, stamped = time.Now(), count
+			// sees the same "since the last event" a per-event stamp gives, and so
+			// does a stuck-watch check, give or take the handling of the last burst.
+			if count != stamped {
+				stamp()
 			}
 			select {
 			case <-ctx.Done():
@@ -257,6 +270,9 @@ func (r *Reflector[T]) handleWatch(ctx context.Context, w Watch[T], sink eventSi
 		r.applyEvent(ev, meta, sink)
 		onRV(meta.resourceVersion, pastSyntheticAdds)
 		count++
+		if count-stamped >= stampEvery {
+			stamp() // a burst that never lets the stream go quiet
+		}
 		if exitOnInitialEventsEnd && initialEventsEnd {
 			r.logger.Debug("initial events received", "events", count, "took", time.Since(start))
 			return true, nil

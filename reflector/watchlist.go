@@ -80,7 +80,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		// Invariant: every stream counted here is ended in the metrics once — below
 		// when it ends before the end bookmark or the Replace fails, else by the
 		// watch loop that carries it on.
-		r.metrics.watchStarted(start)
+		r.streamOpened(start)
 		var bookmarkRV string
 		ended, err := r.handleWatch(ctx, w, buffer, start, true, func(rv string, pastSyntheticAdds bool) {
 			if pastSyntheticAdds {
@@ -89,7 +89,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}, nil)
 		if err != nil {
 			w.Stop()
-			r.metrics.watchEnded(err)
+			r.streamEnded(err)
 			if errors.Is(err, errStopRequested) {
 				return nil, nil
 			}
@@ -100,7 +100,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		if !ended {
 			w.Stop()
-			r.metrics.watchEnded(nil)
+			r.streamEnded(nil)
 			// Both S4 and S7 fetch the whole state again: a relist.
 			r.metrics.relisted(errWatchListEndedEarly)
 			cuts++
@@ -144,10 +144,11 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		}
 		if err := r.store.Replace(items, bookmarkRV); err != nil {
 			w.Stop()
-			r.metrics.watchEnded(err)
+			r.streamEnded(err)
 			return nil, fmt.Errorf("replace store content with the watch-list of %s: %w", r.typeDescription, err)
 		}
 		r.setLastSyncResourceVersion(bookmarkRV)
+		r.activity.listed(time.Now())
 		return w, nil
 	}
 }

@@ -46,10 +46,21 @@ func metricsMux(reg *promtext.Registry) *http.ServeMux {
 	return mux
 }
 
-// probesMux serves /healthz (healthy returns nil: the process answers and, with
-// leader election, a leader renews its Lease) and /readyz (ready reports true),
-// controller-runtime's conventions: a failing liveness probe restarts the pod, a
-// failing readiness probe only takes it out of Services.
+// liveness is /healthz's check: healthy (the Controller's Healthy) and, unless
+// stuckAfter is 0 or negative, watches (the Controller's WatchesHealthy) with
+// stuckAfter; both errors, joined, when both fail.
+func liveness(healthy func() error, watches func(stuckAfter time.Duration) error, stuckAfter time.Duration) func() error {
+	if stuckAfter <= 0 {
+		return healthy
+	}
+	return func() error { return errors.Join(healthy(), watches(stuckAfter)) }
+}
+
+// probesMux serves /healthz (healthy returns nil: the process answers, with leader
+// election a leader renews its Lease, and no informer's watch is stuck; see liveness)
+// and /readyz (ready reports true), controller-runtime's conventions: a failing
+// liveness probe restarts the pod, a failing readiness probe only takes it out of
+// Services.
 func probesMux(ready func() bool, healthy func() error) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -16,6 +16,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/kube"
 	"github.com/kubeinternals/informers/examples/internal/promtext"
+	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/kubeconfig"
 	"github.com/kubeinternals/informers/trace"
 )
@@ -36,6 +37,8 @@ func main() {
 	renewDeadline := flag.Duration("leader-elect-renew-deadline", 10*time.Second, "how long the leader tries to renew before it stops working")
 	retryPeriod := flag.Duration("leader-elect-retry-period", 2*time.Second, "the pause between two attempts to acquire or renew")
 	release := flag.Bool("leader-elect-release-on-cancel", true, "on SIGTERM, release the Lease once the workers finished, so another replica takes over at once")
+	watchStuckAfter := flag.Duration("watch-stuck-after", informer.DefaultWatchStuckAfter,
+		"/healthz fails when an informer's watch, once synced, has delivered nothing (no event, no bookmark) or been down for longer than this; 0 or negative disables the check")
 	record := flag.String("record", "", `write this process's trace to FILE (gzipped if it ends in ".gz"), a recording the explorer replays, its header naming this replica (its Lease identity with -leader-elect, else the hostname); "" disables`)
 	flag.Parse()
 
@@ -84,7 +87,7 @@ func main() {
 		}
 	}
 	if *probeAddr != "" {
-		if err := serve(ctx, log, "health probes", *probeAddr, probesMux(c.Ready, c.Healthy)); err != nil {
+		if err := serve(ctx, log, "health probes", *probeAddr, probesMux(c.Ready, liveness(c.Healthy, c.WatchesHealthy, *watchStuckAfter))); err != nil {
 			log.Error("serving health probes", "err", err)
 			finish()
 			os.Exit(1)

@@ -29,6 +29,7 @@ func scenarios() []Scenario {
 		// The wire and the faults.
 		watchWire(),
 		watchCut(),
+		stuckWatch(),
 		watchListCut(),
 		compaction410(),
 		laggingAPIServer(),

@@ -123,6 +123,20 @@ func (s *Server[T]) ResourceVersion() string {
 	return strconv.FormatInt(s.rv, 10)
 }
 
+// Bookmark sends every open watch a BOOKMARK at the current resource version, as
+// kube-apiserver's watch cache does about once a minute.
+func (s *Server[T]) Bookmark() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for w := range s.watches {
+		b := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		b.SetResourceVersion(strconv.FormatInt(s.rv, 10))
+		if !w.send(reflector.Event[T]{Type: watch.Bookmark, Object: b}) {
+			delete(s.watches, w) // stopped by its consumer
+		}
+	}
+}
+
 // CloseWatches ends every open watch normally, as a server-side timeout does.
 func (s *Server[T]) CloseWatches() {
 	s.mu.Lock()

@@ -102,3 +102,16 @@ func TestAWatchListSendsTheStateThenTheEndBookmarkThenLiveChanges(t *testing.T) 
 		assert.True(t, apierrors.IsBadRequest(err), "got %v", err)
 	})
 }
+
+func TestBookmarkSendsEveryOpenWatchTheCurrentResourceVersion(t *testing.T) {
+	s := fakeapi.New[*corev1.ConfigMap]()
+	s.Create(cm("a"))
+	w, err := s.Watch(context.Background(), metav1.ListOptions{AllowWatchBookmarks: true})
+	require.NoError(t, err)
+	defer w.Stop()
+	s.Bookmark()
+	ev := <-w.ResultChan()
+	assert.Equal(t, watch.Bookmark, ev.Type)
+	assert.Equal(t, s.ResourceVersion(), ev.Object.ResourceVersion)
+	assert.Empty(t, ev.Object.Name, "a bookmark carries only a resource version")
+}

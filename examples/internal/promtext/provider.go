@@ -106,6 +106,10 @@ func (p Provider) NewLastEventTimeMetric(name string) reflector.GaugeMetric {
 	return p.gauge(reflector.LastEventTimeMetricName, "Unix time of the last watch event or bookmark.", name)
 }
 
+func (p Provider) NewWatchOpenMetric(name string) reflector.GaugeMetric {
+	return p.gauge(reflector.WatchOpenMetricName, "1 while a watch stream is open, 0 while none is.", name)
+}
+
 // The informer's metrics.
 
 func (p Provider) NewQueuedItemsMetric(name string) informer.GaugeMetric {

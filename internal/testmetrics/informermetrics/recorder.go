@@ -56,6 +56,9 @@ func (r *Recorder) NewWatchEventsMetric(n string) reflector.LabeledCounterMetric
 func (r *Recorder) NewLastEventTimeMetric(n string) reflector.GaugeMetric {
 	return r.M("last_event_time", n)
 }
+func (r *Recorder) NewWatchOpenMetric(n string) reflector.GaugeMetric {
+	return r.M("watch_open", n)
+}
 func (r *Recorder) NewQueuedItemsMetric(n string) informer.GaugeMetric {
 	return r.M("queued", n)
 }
