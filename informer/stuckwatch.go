@@ -81,7 +81,7 @@ func (s *SharedIndexInformer[T]) stuckName() string {
 }
 
 // watchStuck is WatchHealthy's verdict on activity a at now: nil while the watch's
-// last sign of life is at most after old.
+// last sign of life is no older than after.
 func watchStuck(name string, a reflector.WatchActivity, now time.Time, after time.Duration, last error) error {
 	silent := now.Sub(a.LastActive())
 	if silent <= after {
