@@ -119,3 +119,29 @@ func TestReportNamesTheSeedAndHowToReplayIt(t *testing.T) {
 		}
 	}
 }
+
+// A divergence that does not come back when the input runs again (it depended on how
+// goroutines were scheduled) is reported with its first error and the whole input,
+// never shrunk against a property that now passes.
+func TestADivergenceThatDoesNotRepeatIsReportedAsSuch(t *testing.T) {
+	calls := 0
+	once := func([]num) error {
+		calls++
+		if calls == 1 {
+			return fmt.Errorf("%w: only the first time", ErrDiverged)
+		}
+		return nil
+	}
+	ops := []num{1, 2, 3}
+	first := once(ops)
+	small, err := Shrink(ops, once, nil)
+	if err != nil || !slices.Equal(small, ops) {
+		t.Fatalf("Shrink of an input that no longer fails returned %v, %v; want the input and nil", small, err)
+	}
+	report := ReportUnrepeatable("TestX/sub", 42, ops, first)
+	for _, want := range []string{"seed 42 diverged once and not when run again", "    3. 3\n", "only the first time", "PARITY_SEED=42 go test -count=20 -run '^TestX$'"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("report lacks %q:\n%s", want, report)
+		}
+	}
+}
