@@ -88,6 +88,10 @@ func newCMServer() *cmServer { return &cmServer{objs: map[string]int{}} }
 func (s *cmServer) write(name string) serverEvent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.writeLocked(name)
+}
+
+func (s *cmServer) writeLocked(name string) serverEvent {
 	typ := watch.Added
 	if _, ok := s.objs[name]; ok {
 		typ = watch.Modified
@@ -101,6 +105,10 @@ func (s *cmServer) write(name string) serverEvent {
 func (s *cmServer) remove(name string) (ev serverEvent, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.removeLocked(name)
+}
+
+func (s *cmServer) removeLocked(name string) (ev serverEvent, ok bool) {
 	if _, ok := s.objs[name]; !ok {
 		return serverEvent{}, false
 	}
@@ -146,11 +154,37 @@ func (s *cmServer) endWatches(expire bool) {
 	s.failWatches(nil)
 }
 
+// endWatchesThen ends both open watches as endWatches does and applies change to
+// every name in changes (deleted when del says so, else written), all under the
+// server's lock: no request of either reflector — a re-watch, a relist — comes
+// between the end and the changes, however the goroutines are scheduled, so both see
+// the changes as made while no watch was open.
+func (s *cmServer) endWatchesThen(expire bool, changes []infChange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := (*metav1.Status)(nil)
+	if expire {
+		st = expiredStatus()
+	}
+	s.failWatchesLocked(st)
+	for _, c := range changes {
+		if c.del {
+			s.removeLocked(c.name)
+		} else {
+			s.writeLocked(c.name)
+		}
+	}
+}
+
 // failWatches ends both open watches with an ERROR event of status st, or plainly if
 // st is nil. Where no watch is open, that is written into the endpoint's log.
 func (s *cmServer) failWatches(st *metav1.Status) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.failWatchesLocked(st)
+}
+
+func (s *cmServer) failWatchesLocked(st *metav1.Status) {
 	for _, e := range []*endpoint{&s.ours, &s.theirs} {
 		switch {
 		case e.open == nil:

@@ -265,14 +265,7 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 			}
 			live = slices.Delete(live, at, at+1)
 		case infEndWatch:
-			srv.endWatches(op.expire)
-			for _, c := range op.changes {
-				if c.del {
-					srv.remove(c.name)
-				} else {
-					srv.write(c.name)
-				}
-			}
+			srv.endWatchesThen(op.expire, op.changes)
 			time.Sleep(infEndWatchWait)
 		case infResync:
 			time.Sleep(infResyncWait)
