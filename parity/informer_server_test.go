@@ -145,27 +145,25 @@ func (s *cmServer) bookmark() {
 }
 
 // endWatches ends both open watches: with 410 Expired (the reflector must relist) or
-// as a plain end of the stream (it may watch again from its last resourceVersion).
-func (s *cmServer) endWatches(expire bool) {
-	if expire {
-		s.failWatches(expiredStatus())
-		return
-	}
-	s.failWatches(nil)
-}
-
-// endWatchesThen ends both open watches as endWatches does and applies change to
-// every name in changes (deleted when del says so, else written), all under the
-// server's lock: no request of either reflector — a re-watch, a relist — comes
-// between the end and the changes, however the goroutines are scheduled, so both see
-// the changes as made while no watch was open.
-func (s *cmServer) endWatchesThen(expire bool, changes []infChange) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st := (*metav1.Status)(nil)
+// as a plain end of the stream (it may watch again from its last resourceVersion);
+// then it makes changes, as failWatches does.
+func (s *cmServer) endWatches(expire bool, changes ...infChange) {
+	var st *metav1.Status
 	if expire {
 		st = expiredStatus()
 	}
+	s.failWatches(st, changes...)
+}
+
+// failWatches ends both open watches with an ERROR event of status st, or plainly if
+// st is nil (where no watch is open, that is written into the endpoint's log), and
+// then makes changes (each deleted when del says so, else written) — all under the
+// server's lock: no request of either reflector, a re-watch or a relist, comes between
+// the end and the changes, however goroutines are scheduled, so both see the changes
+// as made while no watch was open.
+func (s *cmServer) failWatches(st *metav1.Status, changes ...infChange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.failWatchesLocked(st)
 	for _, c := range changes {
 		if c.del {
@@ -174,14 +172,6 @@ func (s *cmServer) endWatchesThen(expire bool, changes []infChange) {
 			s.writeLocked(c.name)
 		}
 	}
-}
-
-// failWatches ends both open watches with an ERROR event of status st, or plainly if
-// st is nil. Where no watch is open, that is written into the endpoint's log.
-func (s *cmServer) failWatches(st *metav1.Status) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failWatchesLocked(st)
 }
 
 func (s *cmServer) failWatchesLocked(st *metav1.Status) {

@@ -265,7 +265,7 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 			}
 			live = slices.Delete(live, at, at+1)
 		case infEndWatch:
-			srv.endWatchesThen(op.expire, op.changes)
+			srv.endWatches(op.expire, op.changes...)
 			time.Sleep(infEndWatchWait)
 		case infResync:
 			time.Sleep(infResyncWait)

@@ -287,17 +287,12 @@ func playReflectors(ops []reflOp, v reflVariant, ourTr, theirTr *check.Transcrip
 			for _, f := range op.faults {
 				srv.arm(f)
 			}
-			srv.failWatches(op.how.status())
 			if op.how == endTwice {
+				srv.failWatches(op.how.status())
 				synctest.Wait() // both re-watched at once
-				srv.endWatches(false)
-			}
-			for _, c := range op.changes {
-				if c.del {
-					srv.remove(c.name)
-				} else {
-					srv.write(c.name)
-				}
+				srv.endWatches(false, op.changes...)
+			} else {
+				srv.failWatches(op.how.status(), op.changes...)
 			}
 			time.Sleep(reflSettle)
 		}
