@@ -95,15 +95,8 @@ func Seeds(runs int) ([]uint64, error) {
 // Report formats a divergence: the seed and how to replay it, the shrunk input, and
 // the error the shrunk input produced.
 func Report[O fmt.Stringer](test string, seed uint64, generated int, ops []O, err error) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "parity: seed %d diverged; shrunk from %d operations to %d:\n", seed, generated, len(ops))
-	for i, op := range ops {
-		fmt.Fprintf(&b, "  %3d. %s\n", i+1, op)
-	}
-	fmt.Fprintf(&b, "%v\n", err)
-	top, _, _ := strings.Cut(test, "/")
-	fmt.Fprintf(&b, "replay: cd parity && PARITY_SEED=%d go test -run '^%s$' ./...", seed, top)
-	return b.String()
+	return report(fmt.Sprintf("seed %d diverged; shrunk from %d operations to %d", seed, generated, len(ops)),
+		ops, err, fmt.Sprintf("replay: cd parity && PARITY_SEED=%d go test -run '^%s$' ./...", seed, topTest(test)))
 }
 
 // ReportUnrepeatable describes a seed whose input diverged once and not when it was run
@@ -111,15 +104,25 @@ func Report[O fmt.Stringer](test string, seed uint64, generated int, ops []O, er
 // alone. It prints the whole input and the first run's divergence; the replay command
 // may need PARITY_RUNS or a loaded machine to show it again.
 func ReportUnrepeatable[O fmt.Stringer](test string, seed uint64, ops []O, err error) string {
+	return report(fmt.Sprintf("seed %d diverged once and not when run again (a difference that depends on scheduling); its %d operations", seed, len(ops)),
+		ops, err, fmt.Sprintf("replay (it may pass): cd parity && PARITY_SEED=%d go test -count=20 -run '^%s$' ./...", seed, topTest(test)))
+}
+
+// report is "parity: <head>:", the numbered operations, err, and the replay line.
+func report[O fmt.Stringer](head string, ops []O, err error, replay string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "parity: seed %d diverged once and not when run again (a difference that depends on scheduling); its %d operations:\n", seed, len(ops))
+	fmt.Fprintf(&b, "parity: %s:\n", head)
 	for i, op := range ops {
 		fmt.Fprintf(&b, "  %3d. %s\n", i+1, op)
 	}
-	fmt.Fprintf(&b, "%v\n", err)
-	top, _, _ := strings.Cut(test, "/")
-	fmt.Fprintf(&b, "replay (it may pass): cd parity && PARITY_SEED=%d go test -count=20 -run '^%s$' ./...", seed, top)
+	fmt.Fprintf(&b, "%v\n%s", err, replay)
 	return b.String()
+}
+
+// topTest is the top-level test of a (sub)test's name: what -run can select.
+func topTest(name string) string {
+	top, _, _ := strings.Cut(name, "/")
+	return top
 }
 
 // safely runs prop, turning a panic on either side into an error: client-go panics on
