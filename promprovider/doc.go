@@ -37,9 +37,11 @@
 // registering twice on one registry is an error New returns. The workqueue's and the
 // informer's first three metrics and the election's first two have client-go's names
 // and buckets; the others are this library's (each package's MetricsProvider says which).
+// Names, help texts, labels and buckets come from package metricdefs, which
+// foo-controller's text exporter reads too.
 //
 // # Reading order
 //
-// provider.go (New, the collectors), then workqueue.go, reflector.go, informer.go and
-// leaderelection.go: one method per metric.
+// provider.go (New: a collector per metricdefs description), then workqueue.go,
+// reflector.go, informer.go and leaderelection.go: one method per metric.
 package promprovider

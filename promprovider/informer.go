@@ -2,21 +2,6 @@ package promprovider
 
 import "github.com/kubeinternals/informers/informer"
 
-// informerMetrics are the informer's three of client-go's and its four per handler.
-//
-// component-base: metrics/prometheus/clientgo/fifo/metrics.go (client-go's three)
-func informerMetrics() []definition {
-	return []definition{
-		{informer.QueuedItemsMetricName, gauge, "Number of items currently queued in the FIFO.", byName, nil},
-		{informer.ProcessingLatencyMetricName, histogram, "Time taken to process events after popping from the queue.", byName, processingBuckets},
-		{informer.StoreResourceVersionMetricName, gauge, "The 15 least significant digits of the resource version of the store.", byName, nil},
-		{informer.HandlerBacklogMetricName, gauge, "Notifications waiting in the handler's buffer.", byHandler, nil},
-		{informer.HandlerHighWaterMetricName, gauge, "The largest backlog the handler's buffer has held.", byHandler, nil},
-		{informer.HandlerDurationMetricName, histogram, "Seconds per handler call.", byHandler, processingBuckets},
-		{informer.HandlerPanicsMetricName, counter, "Panics recovered from the handler's calls.", byHandler, nil},
-	}
-}
-
 func (p *Provider) NewQueuedItemsMetric(name string) informer.GaugeMetric {
 	return p.gauges[informer.QueuedItemsMetricName].WithLabelValues(name)
 }

@@ -2,7 +2,6 @@ package promprovider
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubeinternals/informers/metricdefs"
 	"github.com/kubeinternals/informers/workqueue"
 )
 
@@ -83,8 +83,8 @@ func TestNothingIsRegisteredGloballyAndASecondNewOnOneRegistryFails(t *testing.T
 	families, err := prometheus.DefaultGatherer.Gather()
 	require.NoError(t, err)
 	for _, f := range families {
-		for _, d := range definitions() {
-			assert.NotEqual(t, d.name, f.GetName(), "on the global registry")
+		for _, d := range metricdefs.All() {
+			assert.NotEqual(t, d.Name, f.GetName(), "on the global registry")
 		}
 	}
 	_, err = New(reg)
@@ -92,16 +92,30 @@ func TestNothingIsRegisteredGloballyAndASecondNewOnOneRegistryFails(t *testing.T
 	assert.Contains(t, err.Error(), "promprovider: registering workqueue_depth")
 }
 
-func TestEveryMetricHasOneDefinitionWithHelpAndTheNameLabelFirst(t *testing.T) {
-	seen := map[string]bool{}
-	for _, d := range definitions() {
-		assert.False(t, seen[d.name], "%s defined twice", d.name)
-		seen[d.name] = true
-		assert.NotEmpty(t, d.help, d.name)
-		require.NotEmpty(t, d.labels, d.name)
-		assert.Equal(t, "name", d.labels[0], d.name)
-		assert.Equal(t, d.kind == histogram, d.buckets != nil, "%s: buckets only for histograms", d.name)
-		assert.Equal(t, d.kind == counter, strings.HasSuffix(d.name, "_total"), "%s: counters and only counters end in _total", d.name)
+// Every metric metricdefs describes is registered, as it describes it.
+func TestNewRegistersEveryDescribedMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	p, err := New(reg)
+	require.NoError(t, err)
+	for _, d := range metricdefs.All() {
+		values := make([]string, len(d.Labels))
+		switch d.Kind {
+		case metricdefs.Counter:
+			p.counters[d.Name].WithLabelValues(values...).Inc()
+		case metricdefs.Gauge:
+			p.gauges[d.Name].WithLabelValues(values...).Set(1)
+		case metricdefs.Histogram:
+			p.histograms[d.Name].WithLabelValues(values...).Observe(1)
+		}
 	}
-	assert.Len(t, seen, 7+12+7+5, "the workqueue's, the reflector's, the informer's and the election's")
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	help := map[string]string{}
+	for _, f := range families {
+		help[f.GetName()] = f.GetHelp()
+	}
+	for _, d := range metricdefs.All() {
+		assert.Equal(t, d.Help, help[d.Name], d.Name)
+	}
+	assert.Len(t, help, len(metricdefs.All()))
 }
