@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -31,13 +30,9 @@ func TestTheMetricsProgramWithThePrometheusModuleInAModuleOfItsOwn(t *testing.T)
 	app, goTool, goEnv, modules := userModule(t, ctx, work, "cmmetrics", "<!-- usermodule:metrics.go -->", "promprovider")
 	module := modules[1]
 	require.Equal(t, "github.com/kubeinternals/informers/promprovider", module)
-	run(t, ctx, app, goEnv, goTool, "mod", "init", "example.com/cmmetrics")
-	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
-	run(t, ctx, app, goEnv, goTool, "mod", "tidy")
-	gomod, err := os.ReadFile(filepath.Join(app, "go.mod"))
-	require.NoError(t, err)
-	assert.Contains(t, string(gomod), module+" v0.1.0")
-	assert.Contains(t, string(gomod), "github.com/kubeinternals/informers v0.1.0", "the library at the release the provider's go.mod names")
+	gomod := goGet(t, ctx, app, goTool, goEnv, "example.com/cmmetrics", module)
+	assert.Contains(t, gomod, module+" v0.1.0")
+	assert.Contains(t, gomod, "github.com/kubeinternals/informers v0.1.0", "the library at the release the provider's go.mod names")
 	assert.Contains(t, run(t, ctx, app, goEnv, goTool, "list", "-m", "all"), "github.com/prometheus/client_golang", "asked for, Prometheus is in the graph")
 	run(t, ctx, app, goEnv, goTool, "build", "-trimpath", "-o", "cmmetrics", ".")
 

@@ -35,12 +35,8 @@ func TestTheGuidesProgramInAModuleOfItsOwn(t *testing.T) {
 	app, goTool, goEnv, modules := userModule(t, ctx, work, "mirror", "<!-- usermodule:main.go -->")
 	module := modules[0]
 	require.Equal(t, "github.com/kubeinternals/informers", module)
-	run(t, ctx, app, goEnv, goTool, "mod", "init", "example.com/mirror")
-	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
-	run(t, ctx, app, goEnv, goTool, "mod", "tidy")
-	gomod, err := os.ReadFile(filepath.Join(app, "go.mod"))
-	require.NoError(t, err)
-	assert.Contains(t, string(gomod), module+" v0.1.0")
+	gomod := goGet(t, ctx, app, goTool, goEnv, "example.com/mirror", module)
+	assert.Contains(t, gomod, module+" v0.1.0")
 	graph := run(t, ctx, app, goEnv, goTool, "list", "-m", "all")
 	assert.NotContains(t, graph, "prometheus", "an example-only dependency is in the user's module graph")
 	begin := time.Now()
@@ -122,6 +118,18 @@ func userModule(t *testing.T, ctx context.Context, dir, name, marker string, nes
 	require.NoError(t, os.MkdirAll(app, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(app, "main.go"), []byte(program), 0o644))
 	return app, goTool, userEnv(t, ctx, goTool, app, proxy, modcache), modules
+}
+
+// goGet does what a user does in app: go mod init path, go get module at the proxy's
+// v0.1.0, go mod tidy. It returns the go.mod that results.
+func goGet(t *testing.T, ctx context.Context, app, goTool string, goEnv []string, path, module string) string {
+	t.Helper()
+	run(t, ctx, app, goEnv, goTool, "mod", "init", path)
+	run(t, ctx, app, goEnv, goTool, "get", module+"@v0.1.0")
+	run(t, ctx, app, goEnv, goTool, "mod", "tidy")
+	gomod, err := os.ReadFile(filepath.Join(app, "go.mod"))
+	require.NoError(t, err)
+	return string(gomod)
 }
 
 // userEnv is the go command's environment in a user's module at app: our modules only
