@@ -40,6 +40,10 @@ type FactoryOptions struct {
 	// Pitfall: a type with protobuf code served by a server that does not speak it
 	// (some aggregated APIs) fails with 406 Not Acceptable; set JSON for that factory.
 	JSON bool
+	// DecodeConcurrency is how many goroutines decode each informer's watch-list
+	// (listwatch.Options.DecodeConcurrency); 0 means
+	// listwatch.DefaultDecodeConcurrency.
+	DecodeConcurrency int
 	// ResyncPeriod is every informer's default handler resync period.
 	ResyncPeriod time.Duration
 	// Queue, InitialList, BacklogWarning, Logger: passed to every informer (see
@@ -179,6 +183,7 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		Resource: res.GVR.Resource, Namespace: res.Namespace,
 		LabelSelector: res.LabelSelector, FieldSelector: res.FieldSelector,
 		Scheme: scheme, Protobuf: !f.opts.JSON && decodesProtobuf[T](), Logger: logger,
+		DecodeConcurrency: f.opts.DecodeConcurrency,
 	})
 	if err != nil {
 		return nil, err

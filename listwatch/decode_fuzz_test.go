@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,7 +21,8 @@ import (
 // FuzzWatchDecoding feeds arbitrary bytes to the watch decoders: as one frame to
 // decodeEvent, and as a whole response body to the stream goroutine, for typed
 // JSON, typed protobuf and unstructured JSON. Whatever the input, decoding must not
-// panic, must end, and every event it emits must be well formed.
+// panic, must end, and every event it emits must be well formed; decoding the body
+// concurrently must emit the same events.
 //
 // Run: go test -fuzz FuzzWatchDecoding ./reflector/
 func FuzzWatchDecoding(f *testing.F) {
@@ -67,11 +69,19 @@ func checkCodec[T reflector.Object](t *testing.T, c *codec[T], data []byte) {
 	} else if _, ok := err.(*DecodeError); !ok {
 		t.Fatalf("decodeEvent returned %T, want *DecodeError", err)
 	}
-	_, cancel := context.WithCancel(context.Background())
-	w := startStreamWatch(io.NopCloser(bytes.NewReader(data)), cancel, c, slog.New(slog.DiscardHandler))
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		checkEvent(t, ev)
+	// The body through the sequential and the concurrent decoding: the same events.
+	var seen [2][]reflector.Event[T]
+	for i, decoders := range []int{1, 3} {
+		_, cancel := context.WithCancel(context.Background())
+		w := startStreamWatch(io.NopCloser(bytes.NewReader(data)), cancel, c, slog.New(slog.DiscardHandler), decoders)
+		for ev := range w.ResultChan() {
+			checkEvent(t, ev)
+			seen[i] = append(seen[i], ev)
+		}
+		w.Stop()
+	}
+	if !reflect.DeepEqual(seen[0], seen[1]) {
+		t.Fatalf("sequential and concurrent decoding differ:\n%v\n%v", seen[0], seen[1])
 	}
 }
 

@@ -37,6 +37,13 @@ type Options struct {
 	// decode. Built-in types with a Scheme, and *metav1.PartialObjectMetadata of any
 	// resource; custom resources as whole objects are JSON-only.
 	Protobuf bool
+	// DecodeConcurrency is how many goroutines decode the events of a watch that asks
+	// for its initial events (a watch-list, SendInitialEvents): the whole resource
+	// arrives in one burst, and decoding it is most of a sync's client CPU. Events are
+	// delivered in stream order whatever the number (concurrentdecode.go). 1 decodes
+	// on the goroutine that reads the stream, as every other watch does; 0 means
+	// DefaultDecodeConcurrency. Negative is an error.
+	DecodeConcurrency int
 	// Logger receives one line per skipped watch event. Nil means slog.Default();
 	// to discard, pass slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
@@ -67,6 +74,9 @@ func New[T reflector.Object](client rest.Interface, opts Options) (*RESTListerWa
 	}
 	if opts.Resource == "" {
 		return nil, fmt.Errorf("%w: Resource is required (for example \"configmaps\")", ErrInvalidOptions)
+	}
+	if opts.DecodeConcurrency < 0 {
+		return nil, fmt.Errorf("%w: DecodeConcurrency %d is negative", ErrInvalidOptions, opts.DecodeConcurrency)
 	}
 	if _, err := labels.Parse(opts.LabelSelector); err != nil {
 		return nil, fmt.Errorf("%w: LabelSelector: %v", ErrInvalidOptions, err)
@@ -153,7 +163,19 @@ func (lw *RESTListerWatcher[T]) Watch(ctx context.Context, opts metav1.ListOptio
 		cancel()
 		return nil, err
 	}
-	return startStreamWatch(body, cancel, lw.codec, lw.logger), nil
+	return startStreamWatch(body, cancel, lw.codec, lw.logger, lw.decoders(opts)), nil
+}
+
+// decoders is how many goroutines decode the watch opts asks for: DecodeConcurrency
+// for a watch-list, one for any other watch (its events come one at a time).
+//
+// Like 1.38's rest/request.go Request.newStreamWatcher, which uses its concurrent
+// decoder only when sendInitialEvents=true.
+func (lw *RESTListerWatcher[T]) decoders(opts metav1.ListOptions) int {
+	if opts.SendInitialEvents == nil || !*opts.SendInitialEvents {
+		return 1
+	}
+	return cmp.Or(lw.opts.DecodeConcurrency, DefaultDecodeConcurrency)
 }
 
 // itemsOf extracts a list object's items as T, each in its own allocation, with the
