@@ -110,7 +110,18 @@ func BenchmarkDefaultsFactorySync100kPodsGzipOff(b *testing.B) {
 
 func benchmarkDefaults[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
 	clientGoInformer func(clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer) {
-	benchmarkFactory[T](b, cfg, data, gvr, informer.FactoryOptions{}, func(b *testing.B, cfg *rest.Config) func() clientGoFactory {
+	benchmarkTypedFactory[T](b, cfg, data, gvr, informer.FactoryOptions{}, false, clientGoInformer)
+}
+
+// benchmarkTypedFactory is benchmarkFactory for a typed informer, our factory with
+// opts against client-go's NewSharedInformerFactory; json pins client-go's clients
+// to JSON (set FactoryOptions.JSON for ours).
+func benchmarkTypedFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
+	opts informer.FactoryOptions, json bool, clientGoInformer func(clientgoinformers.SharedInformerFactory) cache.SharedIndexInformer) {
+	benchmarkFactory[T](b, cfg, data, gvr, opts, func(b *testing.B, cfg *rest.Config) func() clientGoFactory {
+		if json {
+			cfg = configForMedia(cfg, false)
+		}
 		cs, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			b.Fatal(err)
@@ -204,14 +215,31 @@ func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *da
 func BenchmarkMetadataFactorySync100kPods(b *testing.B) {
 	cfg := benchConfig(b)
 	pods100k.ensure(b, cfg)
-	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	benchmarkFactory[*metav1.PartialObjectMetadata](b, cfg, pods100k, gvr, informer.FactoryOptions{}, func(b *testing.B, cfg *rest.Config) func() clientGoFactory {
+	benchmarkMetadataFactory(b, cfg, pods100k, corev1.SchemeGroupVersion.WithResource("pods"))
+}
+
+// BenchmarkMetadataFactorySync10kConfigMaps: as BenchmarkMetadataFactorySync100kPods,
+// on the 10,000 ConfigMaps; with BenchmarkInformerSync10kConfigMaps, the bytes per
+// cached ConfigMap of docs/sizing.md.
+//
+// Fair: as BenchmarkMetadataFactorySync100kPods. Wall time is noisy (the apiserver
+// and etcd share the 2 cores); the client's CPU and heap decide.
+func BenchmarkMetadataFactorySync10kConfigMaps(b *testing.B) {
+	cfg := benchConfig(b)
+	configMaps10k.ensure(b, cfg)
+	benchmarkMetadataFactory(b, cfg, configMaps10k, corev1.SchemeGroupVersion.WithResource("configmaps"))
+}
+
+// benchmarkMetadataFactory: benchmarkFactory for a metadata-only informer of gvr,
+// our For[*metav1.PartialObjectMetadata] against client-go's metadatainformer.
+func benchmarkMetadataFactory(b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource) {
+	benchmarkFactory[*metav1.PartialObjectMetadata](b, cfg, data, gvr, informer.FactoryOptions{}, func(b *testing.B, cfg *rest.Config) func() clientGoFactory {
 		mc, err := metadata.NewForConfig(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return func() clientGoFactory {
-			f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, pods100k.namespace, nil)
+			f := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, data.namespace, nil)
 			inf := f.ForResource(gvr).Informer()
 			return clientGoFactory{start: f.Start, shutdown: f.Shutdown, cache: inf.GetStore(),
 				waitForCacheSync: func(stop <-chan struct{}) bool { return all(f.WaitForCacheSync(stop)) }}
@@ -234,12 +262,17 @@ func BenchmarkInformerSync100kPods(b *testing.B) {
 	cfg := benchConfig(b)
 	pods100k.ensure(b, cfg)
 	for _, strip := range []bool{false, true} {
-		name := "transform=none"
-		if strip {
-			name = "transform=strip-managed-fields"
-		}
-		b.Run(name, func(b *testing.B) { benchmarkPodInformer(b, cfg, strip) })
+		b.Run(transformName(strip), func(b *testing.B) { benchmarkPodInformer(b, cfg, strip) })
 	}
+}
+
+// transformName names the sub-benchmark of a sync with or without the transform that
+// strips managedFields.
+func transformName(strip bool) string {
+	if strip {
+		return "transform=strip-managed-fields"
+	}
+	return "transform=none"
 }
 
 func benchmarkPodInformer(b *testing.B, cfg *rest.Config, strip bool) {
@@ -254,7 +287,8 @@ func benchmarkPodInformer(b *testing.B, cfg *rest.Config, strip bool) {
 // BenchmarkInformerSync10kConfigMaps: a shared informer with the namespace index syncs
 // the 10,000 ConfigMaps of the reflector rows, both sides configured alike (LIST
 // then WATCH, protobuf, RealFIFO). Next to BenchmarkBareListDecode10kConfigMapsProtobuf
-// it shows what the informer adds to the bare LIST and decode.
+// it shows what the informer adds to the bare LIST and decode; with and without the
+// transform of BenchmarkInformerSync100kPods.
 //
 // Fair: as BenchmarkInformerSync100kPods. Wall time is noisy (the apiserver and etcd
 // share the 2 cores); the client's CPU and heap decide.
@@ -266,7 +300,11 @@ func BenchmarkInformerSync10kConfigMaps(b *testing.B) {
 		b.Fatal(err)
 	}
 	cms := cs.CoreV1().ConfigMaps(configMaps10k.namespace)
-	benchmarkInformerSync[*corev1.ConfigMap](b, cfg, configMaps10k, "configmaps", cms.List, cms.Watch, &corev1.ConfigMap{}, false)
+	for _, strip := range []bool{false, true} {
+		b.Run(transformName(strip), func(b *testing.B) {
+			benchmarkInformerSync[*corev1.ConfigMap](b, cfg, configMaps10k, "configmaps", cms.List, cms.Watch, &corev1.ConfigMap{}, strip)
+		})
+	}
 }
 
 // benchmarkInformerSync: one op syncs a fresh informer on data's namespace — ours

@@ -128,19 +128,20 @@ func perRoundCell(rounds roundRatios, r *result) string {
 
 // clientCostTable is the main table of rows measured against a control plane: wall
 // time (noisy: the apiserver shares the cores), then what the client itself spent —
-// its CPU time and its peak heap, each ratio with its range — and B/op.
+// its CPU time and its peak heap, each ours with its interval and the ratio with its
+// range — and B/op. Ours in absolute terms sizes a process (docs/sizing.md).
 func clientCostTable(b *strings.Builder, rows []*result, rounds roundRatios) {
-	b.WriteString("| benchmark | ours | client-go | time ratio (range) |" + perRoundHeader(rounds) + " client CPU ours | client CPU ratio (range) | peak heap ratio (range) | B/op ratio | allocs/op ratio |\n")
-	b.WriteString("|---|---:|---:|---:|" + perRoundRule(rounds) + "---:|---:|---:|---:|---:|\n")
+	b.WriteString("| benchmark | ours | client-go | time ratio (range) |" + perRoundHeader(rounds) + " client CPU ours | client CPU ratio (range) | peak heap ours | peak heap ratio (range) | B/op ratio | allocs/op ratio |\n")
+	b.WriteString("|---|---:|---:|---:|" + perRoundRule(rounds) + "---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		t, cpu := r.units[timeUnit], r.units[cpuUnit]
 		cpuText := ratioRange(cpu)
 		if wide(cpu) {
 			cpuText += " **wide**"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s |%s %s | %s | %s | %s | %s |\n", r.name,
+		fmt.Fprintf(b, "| %s | %s | %s | %s |%s %s | %s | %s | %s | %s | %s |\n", r.name,
 			withCI(t, ours, formatTime), withCI(t, clientGo, formatTime), timeRatio(t), perRoundCell(rounds, r),
-			withCI(cpu, ours, formatMillis), cpuText, ratioRange(r.units[peakUnit]),
+			withCI(cpu, ours, formatMillis), cpuText, withCI(r.units[peakUnit], ours, formatBytes), ratioRange(r.units[peakUnit]),
 			ratioText(r.units[bytesUnit]), ratioText(r.units[allocsUnit]))
 	}
 }
@@ -161,6 +162,8 @@ func wide(m *[2]measure) bool {
 }
 
 func formatMillis(v float64) string { return formatCount(v) + " ms" }
+
+func formatBytes(v float64) string { return formatCount(v) + "B" }
 
 func otherMetrics(b *strings.Builder, rows []*result) {
 	var lines []string
