@@ -92,7 +92,7 @@ type Options[T indexer.Object] struct {
 	// fan-out and each handler call. Nil: off. See package trace.
 	Tracer *trace.Tracer
 	// CheckWatchList turns on the reflector's watch-list consistency check: each
-	// watch-list is compared with a LIST from etcd at the same resourceVersion, and a
+	// watch-list is compared with a LIST at the same resourceVersion, and a
 	// difference is logged at Error level, passed to OnInconsistency, and repaired
 	// (the cache gets the LIST's objects). One extra LIST per watch-list: for tests
 	// and CI. See reflector.Options.CheckWatchList.

@@ -18,8 +18,8 @@ import (
 var ErrInconsistentWatchList = errors.New("the watch-list differs from a LIST at the same resourceVersion")
 
 // InconsistencyError is what the watch-list consistency check (Options.CheckWatchList)
-// found: the objects a watch-list streamed differ from those a LIST from etcd returns
-// at the same resourceVersion.
+// found: the objects a watch-list streamed differ from those a LIST at the same
+// resourceVersion returns.
 type InconsistencyError struct {
 	// Reflector is the reflector's name.
 	Reflector string
@@ -75,12 +75,20 @@ func (e *InconsistencyError) Error() string {
 
 func (e *InconsistencyError) Unwrap() error { return ErrInconsistentWatchList }
 
-// checkWatchList is the watch-list consistency check: it LISTs at rv from etcd
-// (resourceVersionMatch=Exact, unpaged, so the watch cache cannot answer) and
-// compares the result with the streamed items by UID and resourceVersion.
+// checkWatchList is the watch-list consistency check: it LISTs at exactly rv
+// (resourceVersionMatch=Exact, unpaged) and compares the result with the streamed
+// items by UID and resourceVersion.
 //
-// It returns the items the store should get: the LIST's when the two differ (etcd
-// at rv is the truth the stream should have carried, and the watch goes on from rv),
+// Pitfall: that LIST is not necessarily read from etcd. Since 1.34 the apiserver
+// answers an Exact LIST from its watch cache's snapshot of rv when it has one
+// (ListFromCacheSnapshot, beta and on; k8s.io/apiserver
+// pkg/storage/cacher/cacher.go Cacher.ShouldDelegateExactRV), and from etcd
+// otherwise. So the check catches what changed between the apiserver's cache and
+// this reflector — an event lost or altered by the stream, a proxy or the
+// decoding — not a watch cache that diverged from etcd.
+//
+// It returns the items the store should get: the LIST's when the two differ (the
+// state at rv is what the stream should have carried, and the watch goes on from rv),
 // the stream's otherwise or when the check cannot run. A difference is logged at
 // Error level and passed to Options.OnInconsistency; a check that cannot run (the
 // LIST failed, or rv is "0", which Exact does not accept) is logged as a warning.
@@ -108,7 +116,7 @@ func (r *Reflector[T]) checkWatchList(ctx context.Context, streamed []T, rv stri
 		return streamed
 	}
 	ierr := &InconsistencyError{Reflector: r.name, ResourceVersion: rv, Differences: diffs}
-	r.logger.Error("watch-list inconsistent with a LIST from etcd; the store gets the LIST's objects", "err", ierr)
+	r.logger.Error("watch-list inconsistent with a LIST at its resourceVersion; the store gets the LIST's objects", "err", ierr)
 	if r.opts.OnInconsistency != nil {
 		r.opts.OnInconsistency(ierr)
 	}

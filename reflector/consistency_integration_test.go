@@ -3,6 +3,8 @@ package reflector_test
 import (
 	"context"
 	"log/slog"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,14 +106,22 @@ func TestIntegrationTheWatchListCheckAgreesWithTheAPIServer(t *testing.T) {
 	createNamespace(t, ctx, core, "checked")
 	require.NoError(t, createConfigMaps(ctx, core, "checked", "cm", 30, nil))
 
+	listsBefore := configMapListsServed(t, ctx, core)
 	lw, store, found, logs := checkedReflector(t, core, "checked", func(lw reflector.ListerWatcher[*corev1.ConfigMap]) reflector.ListerWatcher[*corev1.ConfigMap] {
 		return lw
 	})
+	eventually(t, ctx, "the check has run", func() bool { return len(logs.Lines("watch-list consistency check passed")) == 1 })
+	listsAfter := configMapListsServed(t, ctx, core)
 	eventually(t, ctx, "the store matches a direct LIST", converged(t, ctx, core, "checked", "", store))
 	calls := lw.Calls()
 	require.Len(t, calls, 2, "%v", calls)
 	assert.Equal(t, `watch rv="" match=NotOlderThan sendInitialEvents`, calls[0].String())
-	assert.Regexp(t, `^list rv="\d+" match=Exact$`, calls[1].String(), "the check LISTs from etcd at the end bookmark's RV")
+	assert.Regexp(t, `^list rv="\d+" match=Exact$`, calls[1].String(), "the check LISTs at the end bookmark's RV")
+	// Pitfall: an Exact LIST is not a read from etcd. With ListFromCacheSnapshot (beta,
+	// on since 1.34) the apiserver answers it from its watch cache's snapshot of that
+	// RV, the same cache that served the stream.
+	assert.Equal(t, map[string]int{"watchcache": listsBefore["watchcache"] + 1, "etcd": listsBefore["etcd"]}, listsAfter,
+		"the check's LIST was served from the watch cache (apiserver_storage_list_total)")
 	assert.Empty(t, found())
 	assert.Empty(t, logs.Lines("skipped"), "the apiserver answered the Exact LIST")
 	assert.Len(t, logs.Lines("watch-list consistency check passed"), 1)
@@ -137,4 +147,27 @@ func TestIntegrationTheWatchListCheckNamesAnObjectTheStreamLeftOut(t *testing.T)
 	assert.Contains(t, store.Versions(), "corrupt/cm-3", "the store got the LIST's objects, the dropped one too")
 	eventually(t, ctx, "the store matches a direct LIST", converged(t, ctx, core, "corrupt", "", store))
 	assert.Equal(t, 1, store.Replaces(), "no relist: the watch went on from the bookmark")
+}
+
+// configMapListsServed reads the apiserver's apiserver_storage_list_total for
+// ConfigMaps: how many LISTs it served from each storage, "watchcache" or "etcd".
+func configMapListsServed(t *testing.T, ctx context.Context, core *rest.RESTClient) map[string]int {
+	t.Helper()
+	body, err := core.Get().AbsPath("/metrics").DoRaw(ctx)
+	require.NoError(t, err)
+	served := map[string]int{"watchcache": 0, "etcd": 0}
+	for line := range strings.Lines(string(body)) {
+		if !strings.HasPrefix(line, "apiserver_storage_list_total{") || !strings.Contains(line, `resource="configmaps"`) {
+			continue
+		}
+		for storage := range served {
+			if strings.Contains(line, `storage="`+storage+`"`) {
+				fields := strings.Fields(line)
+				n, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+				require.NoError(t, err, line)
+				served[storage] += int(n)
+			}
+		}
+	}
+	return served
 }

@@ -58,7 +58,7 @@ func TestWatchListCheckListsFromEtcdAtTheBookmarkRVAndKeepsAConsistentStream(t *
 			listStep("10", cmUID("b", "6"), cmUID("a", "5")),
 		)
 		assert.Equal(t, []string{`watch rv="" match=NotOlderThan sendInitialEvents`, `list rv="10" match=Exact`}, calls,
-			"one unpaged LIST at the bookmark's RV, read from etcd (Exact)")
+			"one unpaged LIST at exactly the bookmark's RV (Exact)")
 		assert.Equal(t, []string{"replace [a b] rv=10"}, ops, "the stream's objects, in the stream's order")
 		assert.Empty(t, found)
 	})
@@ -73,7 +73,7 @@ func TestWatchListCheckNamesEveryDifferenceAndTheStoreGetsTheList(t *testing.T) 
 			listStep("10", cmUID("a", "9"), cmUID("b", "6"), recreated),
 		)
 		require.Len(t, calls, 2)
-		assert.Equal(t, []string{"replace [a b d] rv=10"}, ops, "the store gets etcd's state at the bookmark's RV")
+		assert.Equal(t, []string{"replace [a b d] rv=10"}, ops, "the store gets the LIST's state at the bookmark's RV")
 		require.Len(t, found, 1)
 		ierr := found[0]
 		assert.Equal(t, "10", ierr.ResourceVersion)
@@ -92,7 +92,7 @@ func TestWatchListCheckNamesEveryDifferenceAndTheStoreGetsTheList(t *testing.T) 
 		} {
 			assert.Contains(t, ierr.Error(), want)
 		}
-		assert.Len(t, logs.Lines("ERROR watch-list inconsistent with a LIST from etcd"), 1)
+		assert.Len(t, logs.Lines("ERROR watch-list inconsistent with a LIST at its resourceVersion"), 1)
 	})
 }
 

@@ -85,7 +85,7 @@
 //     last synced RV ("" at first or when unavailable); the server sends one ADDED per
 //     object, then a BOOKMARK annotated k8s.io/initial-events-end.
 //   - S2 end bookmark → store.Replace(buffered objects, bookmark RV) → WATCH on the very
-//     same stream. With CheckWatchList, first one LIST at the bookmark RV from etcd
+//     same stream. With CheckWatchList, first one LIST at exactly the bookmark RV
 //     (resourceVersionMatch=Exact), compared by UID and resourceVersion; a difference
 //     is reported (InconsistencyError) and the store gets the LIST's objects.
 //   - S3 connection refused or 429 → back off → S1; 410 or too-large RV → S1 at RV "".
@@ -131,7 +131,7 @@
 // store.go (what the reflector writes into), listerwatcher.go (what it reads from, and
 // WatchListUnsupporter), reflector.go (InitialList, Options, Run), list.go (one cycle),
 // pager.go, watch.go, watchlist.go, initialevents.go (the watch-list's buffer),
-// consistency.go (the optional check of a watch-list against etcd), resync.go,
+// consistency.go (the optional check of a watch-list against a LIST at its RV), resync.go,
 // backoff.go, errors.go, trace.go (what it reports to Options.Tracer: one event per
 // transition, see package trace), metrics.go (what it counts for
 // Options.MetricsProvider: lists, watches, events, relists by reason), activity.go

@@ -87,7 +87,8 @@ type Options[T Object] struct {
 	Tracer *trace.Tracer
 	// CheckWatchList turns on the watch-list consistency check: at each watch-list's
 	// end bookmark, before the store is replaced, the reflector LISTs once more at the
-	// bookmark's resourceVersion, from etcd (resourceVersionMatch=Exact), and compares
+	// bookmark's resourceVersion (resourceVersionMatch=Exact; the apiserver may
+	// answer it from its watch cache's snapshot, see checkWatchList), and compares
 	// the two by UID and resourceVersion. A difference is an *InconsistencyError,
 	// logged at Error level and passed to OnInconsistency, and the store gets the
 	// LIST's objects. It costs one full, unpaged LIST per watch-list: for tests and

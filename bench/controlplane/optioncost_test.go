@@ -40,7 +40,7 @@ import (
 //     each watch-list), and restored when the side ends. Both LIST once more, unpaged,
 //     at the end bookmark's resourceVersion (resourceVersionMatch=Exact) before the
 //     cache is filled, so that LIST is in ms/synced, client CPU and MB-wire on both
-//     sides. Both libraries call it a LIST from etcd; the 1.37 kube-apiserver answers
+//     sides. client-go's consistencydetector calls it a LIST from etcd; the 1.37 kube-apiserver answers
 //     it from its watch cache's snapshot (ListFromCacheSnapshot, on by default: its
 //     apiserver_storage_list_total counts it under storage="watchcache"). Ours
 //     compares UID and resourceVersion; client-go sorts both lists by UID, compares
