@@ -41,8 +41,7 @@ type FactoryOptions struct {
 	// (some aggregated APIs) fails with 406 Not Acceptable; set JSON for that factory.
 	JSON bool
 	// DecodeConcurrency is how many goroutines decode each informer's watch-list
-	// (listwatch.Options.DecodeConcurrency); 0 means
-	// listwatch.DefaultDecodeConcurrency.
+	// (listwatch.Options.DecodeConcurrency); 0 means one per processor, at most 4.
 	DecodeConcurrency int
 	// ResyncPeriod is every informer's default handler resync period.
 	ResyncPeriod time.Duration

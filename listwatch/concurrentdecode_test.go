@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -168,7 +169,7 @@ func TestOnlyAWatchListIsDecodedConcurrently(t *testing.T) {
 	}{
 		{0, metav1.ListOptions{}, 1},
 		{0, metav1.ListOptions{SendInitialEvents: ptr.To(false)}, 1},
-		{0, metav1.ListOptions{SendInitialEvents: ptr.To(true)}, DefaultDecodeConcurrency},
+		{0, metav1.ListOptions{SendInitialEvents: ptr.To(true)}, min(runtime.GOMAXPROCS(0), 4)},
 		{4, metav1.ListOptions{ResourceVersion: "7"}, 1},
 		{4, metav1.ListOptions{SendInitialEvents: ptr.To(true)}, 4},
 		{1, metav1.ListOptions{SendInitialEvents: ptr.To(true)}, 1},

@@ -33,7 +33,11 @@
 //   - Watch opens one streaming GET and returns at once; a goroutine owned by the
 //     returned Watch reads one frame at a time (at most 16 MiB), decodes it into an
 //     Event and hands it over (streamwatch.go). Stop cancels the request and waits for
-//     that goroutine.
+//     that goroutine. A watch that asks for its initial events (a watch-list) can
+//     have its events decoded by several goroutines instead (Options.DecodeConcurrency,
+//     concurrentdecode.go): the reading goroutine copies each frame into a ring of
+//     slots, decoders fill them, and one goroutine hands the events over in the order
+//     the frames arrived, so the reflector cannot tell the difference.
 //   - Protobuf frames and list items of a generated type are decoded straight from
 //     the wire bytes, without the two copies apimachinery's wrappers make
 //     (protoenvelope.go).
@@ -68,7 +72,8 @@
 // restclient.go (NewScheme, NewRESTClient), restlw.go (Options, RESTListerWatcher,
 // New, NewForConfig: JSON by default, Protobuf: true for built-in types with a
 // Scheme), decode.go (the codec, frames, DecodeError, ErrWrongType), streamwatch.go
-// (the goroutine per watch), metadata.go (metadata only, for a T of
+// (the goroutine per watch), concurrentdecode.go (a watch-list's decoders),
+// metadata.go (metadata only, for a T of
 // *metav1.PartialObjectMetadata), then the protobuf fast paths: protoenvelope.go
 // and liststream.go.
 //
@@ -78,6 +83,9 @@
 //     expected type to check at run time. client-go's stream decoder turns an
 //     undecodable object into an ERROR event, which ends the watch and relists
 //     everything; we skip that one event.
+//   - A watch-list's events are decoded by one goroutine per processor (at most 4)
+//     by default, in stream order (Options.DecodeConcurrency); client-go 1.37 decodes
+//     every watch on one goroutine, and 1.38 decodes a watch-list concurrently too.
 //   - Watch requests are not rate limited (Request.Throttle(nil)), as in client-go;
 //     we open them with rest.Request.Stream and decode frames ourselves.
 //   - JSON unless Options.Protobuf is set, as a bare client-go ListWatch over a

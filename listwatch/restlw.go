@@ -42,7 +42,11 @@ type Options struct {
 	// arrives in one burst, and decoding it is most of a sync's client CPU. Events are
 	// delivered in stream order whatever the number (concurrentdecode.go). 1 decodes
 	// on the goroutine that reads the stream, as every other watch does; 0 means
-	// DefaultDecodeConcurrency. Negative is an error.
+	// one per processor the Go runtime may use (GOMAXPROCS), at most 4, and so 1 on
+	// one processor. Negative is an error.
+	//
+	// client-go 1.37 decodes every watch on one goroutine; 1.38 decodes a
+	// watch-list's events concurrently by default (WatchListClientConcurrentDecoding).
 	DecodeConcurrency int
 	// Logger receives one line per skipped watch event. Nil means slog.Default();
 	// to discard, pass slog.New(slog.DiscardHandler).
@@ -175,7 +179,7 @@ func (lw *RESTListerWatcher[T]) decoders(opts metav1.ListOptions) int {
 	if opts.SendInitialEvents == nil || !*opts.SendInitialEvents {
 		return 1
 	}
-	return cmp.Or(lw.opts.DecodeConcurrency, DefaultDecodeConcurrency)
+	return cmp.Or(lw.opts.DecodeConcurrency, defaultDecoders())
 }
 
 // itemsOf extracts a list object's items as T, each in its own allocation, with the
