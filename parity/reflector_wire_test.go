@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -212,3 +213,41 @@ func verbsOf(lines []string) []string {
 	}
 	return out
 }
+
+// watchGoroutines opens one idle watch-list and one idle plain watch through watch and
+// returns how many goroutines each left running, in a synctest bubble (where every
+// goroutine counted is the watch's own).
+func watchGoroutines[W interface{ Stop() }](t *testing.T, watch func(ctx context.Context, opts metav1.ListOptions) (W, error)) (watchList, plain int) {
+	count := func(opts metav1.ListOptions) (n int) {
+		synctest.Test(t, func(t *testing.T) {
+			synctest.Wait()
+			before := runtime.NumGoroutine()
+			w, err := watch(t.Context(), opts)
+			require.NoError(t, err)
+			synctest.Wait()
+			n = runtime.NumGoroutine() - before
+			w.Stop()
+		})
+		return n
+	}
+	sendInitialEvents := true
+	return count(metav1.ListOptions{SendInitialEvents: &sendInitialEvents, ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, AllowWatchBookmarks: true}),
+		count(metav1.ListOptions{ResourceVersion: "5", AllowWatchBookmarks: true})
+}
+
+// client-go: rest/request.go Request.Watch
+var _ = exception("docs/defaults.md", "Reflector", "decoding a watch-list", func(t *testing.T) {
+	cgList, cgPlain := watchGoroutines(t, func(ctx context.Context, opts metav1.ListOptions) (interface{ Stop() }, error) {
+		return clientGoBareLW(t, &wireServer{}).WatchWithContext(ctx, opts)
+	})
+	require.Equal(t, cgPlain, cgList, "client-go 1.37: a watch-list is decoded like any watch, on one goroutine")
+
+	ourList, ourPlain := watchGoroutines(t, func(ctx context.Context, opts metav1.ListOptions) (reflector.Watch[*corev1.ConfigMap], error) {
+		return oursLWOver(t, &wireServer{}, false, quiet).Watch(ctx, opts)
+	})
+	if decoders := min(runtime.GOMAXPROCS(0), 4); decoders > 1 {
+		require.Equal(t, ourPlain+decoders+1, ourList, "ours: a watch-list gets %d decoders and the goroutine that hands their events over in order", decoders)
+	} else {
+		require.Equal(t, ourPlain, ourList, "ours, on one processor: the sequential path, as client-go")
+	}
+})
