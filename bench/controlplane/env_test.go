@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,13 +9,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/internal/sampleobjects"
 	"github.com/kubeinternals/informers/internal/testenv"
-	"github.com/kubeinternals/informers/listwatch"
 )
 
 // The control plane is started once per benchmark process, on first use, and left
@@ -84,7 +81,7 @@ func (d *dataSet) ensure(b *testing.B, cfg *rest.Config) {
 		start := time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 		defer cancel()
-		d.err = createObjects(ctx, cfg, d.namespace, d.resource, d.n, d.object)
+		d.err = sampleobjects.Create(ctx, cfg, d.namespace, d.resource, d.n, d.object)
 		fmt.Fprintf(os.Stderr, "bench: created %d %s in %s in %s\n", d.n, d.resource, d.namespace, time.Since(start).Round(time.Second))
 	})
 	if d.err != nil {
@@ -92,85 +89,10 @@ func (d *dataSet) ensure(b *testing.B, cfg *rest.Config) {
 	}
 }
 
-// createObjects creates the namespace, then n objects of resource in it from 8
-// goroutines, each POSTed as JSON.
-func createObjects(ctx context.Context, cfg *rest.Config, namespace, resource string, n int, object func(i int) any) error {
-	core, err := listwatch.NewRESTClient(cfg, corev1.SchemeGroupVersion)
-	if err != nil {
-		return err
-	}
-	post := func(resource, namespace string, obj any) error {
-		body, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		req := core.Post().Resource(resource)
-		if namespace != "" {
-			req = req.Namespace(namespace)
-		}
-		return req.Body(body).SetHeader("Content-Type", "application/json").Do(ctx).Error()
-	}
-	ns := corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: namespace}}
-	if err := post("namespaces", "", ns); err != nil {
-		return err
-	}
-	work := make(chan int)
-	errs := make(chan error, 8)
-	var wg sync.WaitGroup
-	for range 8 {
-		// Goroutines owned by this call: workers that exit when work is closed.
-		wg.Go(func() {
-			var first error
-			for i := range work {
-				if err := post(resource, namespace, object(i)); err != nil && first == nil {
-					first = err
-				}
-			}
-			errs <- first
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// configMaps10k: 10,000 small ConfigMaps (sampleobjects.ConfigMap).
+var configMaps10k = &dataSet{namespace: "bench-configmaps", resource: "configmaps", n: 10_000, object: sampleobjects.ConfigMap}
 
-// configMaps10k: 10,000 small ConfigMaps, one data key each.
-var configMaps10k = &dataSet{namespace: "bench-configmaps", resource: "configmaps", n: 10_000, object: func(i int) any {
-	return corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%05d", i), Labels: map[string]string{"app": "bench"}},
-		Data:       map[string]string{"key": fmt.Sprintf("value-%d", i)},
-	}
-}}
-
-// pods100k: 100,000 Pods as a Deployment's ReplicaSet would make them (labels, an
-// owner reference, one container with resources), never scheduled. Each carries the
-// managedFields entry the apiserver records for its create.
-var pods100k = &dataSet{namespace: "bench-pods", resource: "pods", n: 100_000, object: func(i int) any {
-	ctrl := true
-	return corev1.Pod{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:   fmt.Sprintf("web-%06d", i),
-			Labels: map[string]string{"app": "web", "pod-template-hash": "5d9c7b8f4", "shard": fmt.Sprint(i % 100)},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-5d9c7b8f4",
-				UID: "4f6a1c2e-0000-4000-8000-000000000001", Controller: &ctrl,
-			}},
-		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{
-			Name: "web", Image: "registry.example/web:1.2.3",
-			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-			Env:   []corev1.EnvVar{{Name: "MODE", Value: "production"}},
-		}}},
-	}
-}}
+// pods100k: 100,000 Pods as a Deployment's ReplicaSet would make them
+// (sampleobjects.Pod), never scheduled. Each carries the managedFields entry the
+// apiserver records for its create.
+var pods100k = &dataSet{namespace: "bench-pods", resource: "pods", n: 100_000, object: sampleobjects.Pod}
