@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -88,14 +89,25 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 	// last value of a flag wins): the binary runs on the test machine, not in a pod.
 	args := append(slices.Clone(deployment.Spec.Template.Spec.Containers[0].Args),
 		"-metrics-bind-address=127.0.0.1:0", "-health-probe-bind-address=127.0.0.1:0")
+	// The Pod's environment: the service account's variables and the container's own
+	// (GOMEMLIMIT).
+	podEnv := slices.Clone(pod.Env)
+	for _, v := range deployment.Spec.Template.Spec.Containers[0].Env {
+		podEnv = append(podEnv, v.Name+"="+v.Value)
+	}
 	ns := c.namespace(t, ctx, "as-service-account")
 
 	t.Run("the whole life of a Foo succeeds with exactly the permissions rbac.yaml grants", func(t *testing.T) {
-		p := incluster.Start(t, binary, args, pod.Env)
+		p := incluster.Start(t, binary, args, podEnv)
 		_, err := p.AwaitOutput(time.Minute, `"msg":"connecting"`, `"from":"in-cluster service account"`)
 		require.NoError(t, err, "it found no kubeconfig and took the in-cluster path")
 		_, err = p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
 		require.NoError(t, err, "its informers synced: list and watch on foos and deployments are allowed")
+		if rss, err := p.RSS(); assert.NoError(t, err) {
+			floor := sizingFloor(t)
+			t.Logf("resident memory with its caches synced and almost empty: %.1f MiB (docs/sizing.md's F: at most %d MiB)", float64(rss)/(1<<20), floor)
+			assert.LessOrEqual(t, rss, int64(floor)<<20, "docs/sizing.md's floor F for foo-controller")
+		}
 		metrics, probes := endpoint(t, p, "metrics"), endpoint(t, p, "health probes")
 		assert.Equal(t, http.StatusOK, get(t, ctx, "http://"+probes+"/healthz").code)
 		assert.Equal(t, http.StatusOK, get(t, ctx, "http://"+probes+"/readyz").code, "ready: caches synced, workers running")
@@ -166,7 +178,7 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 	})
 
 	t.Run("two replicas with -leader-elect: only the leader works; a crashed leader is replaced once its lease expires, a stopped one at the next retry", func(t *testing.T) {
-		testFailover(t, ctx, c, binary, args, pod.Env, ns)
+		testFailover(t, ctx, c, binary, args, podEnv, ns)
 	})
 
 	role := incluster.Find(rbac, "ClusterRole", "foo-controller")
@@ -177,7 +189,7 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "list", "samplecontroller.k8s.io", "foos"))
 		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
 
-		p := incluster.Start(t, binary, args, pod.Env)
+		p := incluster.Start(t, binary, args, podEnv)
 		_, err := p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
 		require.NoError(t, err, "the caches synced from the watch-list without a LIST")
 		require.NoError(t, p.Stop(30*time.Second))
@@ -190,7 +202,7 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "watch", "samplecontroller.k8s.io", "foos"))
 		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
 
-		p := incluster.Start(t, binary, args, pod.Env)
+		p := incluster.Start(t, binary, args, podEnv)
 		select {
 		case <-p.Exited():
 		case <-time.After(time.Minute):
@@ -208,7 +220,7 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 		require.NoError(t, pod.AwaitCan(ctx, env.Config, false, "create", "apps", "deployments"))
 		t.Cleanup(func() { require.NoError(t, incluster.Replace(context.Background(), env.Config, role)) })
 
-		p := incluster.Start(t, binary, args, pod.Env)
+		p := incluster.Start(t, binary, args, podEnv)
 		_, err := p.AwaitOutput(time.Minute, `"msg":"starting workers"`)
 		require.NoError(t, err)
 		c.createFoo(t, ctx, ns, "refused", "refused", 1)
@@ -294,4 +306,17 @@ func scrape(t *testing.T, ctx context.Context, addr string) map[string]float64 {
 	out, err := promtext.Parse(strings.NewReader(r.body))
 	require.NoError(t, err)
 	return out
+}
+
+// sizingFloor is the floor F docs/sizing.md sizes foo-controller's deployment.yaml
+// with, in MiB: the line "- `F`, … at most N MiB".
+func sizingFloor(t *testing.T) int {
+	t.Helper()
+	page, err := os.ReadFile(filepath.Join(incluster.RepoRoot(), "docs", "sizing.md"))
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?m)^- `F`, .* at most ([0-9]+) MiB").FindSubmatch(page)
+	require.NotNil(t, m, "docs/sizing.md states foo-controller's floor F")
+	n, err := strconv.Atoi(string(m[1]))
+	require.NoError(t, err)
+	return n
 }

@@ -125,3 +125,21 @@ func (p *Process) Kill() time.Time {
 	<-p.done
 	return at
 }
+
+// RSS is the program's resident memory in bytes: VmRSS in /proc/PID/status (Linux).
+func (p *Process) RSS() (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kb); err != nil {
+				return 0, fmt.Errorf("VmRSS %q: %w", strings.TrimSpace(rest), err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", p.cmd.Process.Pid)
+}
