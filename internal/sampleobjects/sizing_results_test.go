@@ -22,7 +22,7 @@ func TestTheSizingPageQuotesTheBenchResults(t *testing.T) {
 	results, err := os.ReadFile("../../bench/RESULTS.md")
 	require.NoError(t, err)
 	text := strings.Join(strings.Fields(string(page)), " ")
-	quoted := regexp.MustCompile(`([0-9]+) MB ([a-z ]+?) \(` + "`" + `([A-Za-z0-9/=-]+)` + "`" + `\)`).FindAllStringSubmatch(text, -1)
+	quoted := regexp.MustCompile(`([0-9]+) MB ([a-z ]+?) \(`+"`"+`([A-Za-z0-9/=-]+)`+"`"+`\)`).FindAllStringSubmatch(text, -1)
 	require.Len(t, quoted, 3, "docs/sizing.md quotes three rows of bench/RESULTS.md")
 	var perPod []string
 	for _, q := range quoted {
