@@ -72,15 +72,7 @@ func (w *streamWatch[T]) receiveConcurrently(c *codec[T], n int) {
 
 	var wg sync.WaitGroup
 	for range n {
-		wg.Go(func() {
-			for i := range jobs {
-				s := &ring[i]
-				if !w.stopped() {
-					s.ev, s.err = c.decodeEvent(s.buf)
-				}
-				s.ready <- struct{}{}
-			}
-		})
+		wg.Go(func() { w.decode(c, ring, jobs) })
 	}
 	wg.Go(func() { w.emit(ring, order, free) })
 	// The reader: this goroutine. It ends the pipeline by closing jobs and order, and
@@ -110,6 +102,18 @@ func (w *streamWatch[T]) receiveConcurrently(c *codec[T], n int) {
 		s.buf = append(s.buf[:0], frame...)
 		jobs <- i
 		order <- i
+	}
+}
+
+// decode is one decoder: it decodes the frame of each slot it is given, until jobs
+// is closed. After Stop it only marks slots ready, so the pipeline drains at once.
+func (w *streamWatch[T]) decode(c *codec[T], ring []frameSlot[T], jobs <-chan int) {
+	for i := range jobs {
+		s := &ring[i]
+		if !w.stopped() {
+			s.ev, s.err = c.decodeEvent(s.buf)
+		}
+		s.ready <- struct{}{}
 	}
 }
 

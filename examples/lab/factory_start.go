@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -22,8 +23,9 @@ func factoryStart() Scenario {
 	return Scenario{
 		Name:     "factory-start",
 		Question: "What does factory Start do — which goroutines, when does listing begin — and what happens to an informer requested after Start?",
-		Why: "For only builds an informer; Start launches one goroutine per informer not yet started, which calls Run: Run starts the processor (one goroutine per handler), " +
-			"the reflector (at once it opens a watch-list — client-go 1.37's default; the classic pipeline LISTs — and goes on watching, with one more goroutine decoding the stream) and runs the processing loop itself — N + 4 goroutines for N handlers. " +
+		Why: "For only builds an informer; Start launches one goroutine per informer not yet started, which calls Run: Run starts the processor (a goroutine, which starts one more per handler), " +
+			"the reflector (at once it opens a watch-list — client-go 1.37's default; the classic pipeline LISTs — and goes on watching on the same stream) and runs the processing loop itself — N + 3 goroutines for N handlers — " +
+			"and the stream has its own: a watch-list's is read by one goroutine, decoded by one per processor (at most 4) and handed over in order by one more; a plain watch's, by one. " +
 			"An informer requested after Start is not running: nothing lists, Factory.WaitForCacheSync returns ErrNotStarted naming it (client-go's skips it and reports success with the cache empty — kubernetes/kubernetes#92777), waiting on the informer itself blocks until the context ends, and only a second Start (which starts nothing twice) brings it up.",
 		Read: []string{
 			"docs/04-informer.md (The goroutines of one running informer) and docs/faq.md #14",
@@ -167,12 +169,21 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 		r.See("  %s", l)
 	}
 
+	// The open watch is the watch-list's own stream, decoded by one goroutine per
+	// processor (at most 4) and two more; on one processor, by one goroutine.
+	decoders := min(runtime.GOMAXPROCS(0), 4)
 	wantFirst := map[string]int{
 		"SharedIndexInformer.Run → processLoop: pops the queue, writes the cache": 1,
 		"sharedProcessor.run: the processor":                                      1,
 		"listener.run: one handler's goroutine":                                   1,
 		"Reflector.Run: watch-list (or LIST), then WATCH":                         1,
-		"streamWatch.receive: the open watch's decoder":                           1,
+	}
+	if decoders > 1 {
+		wantFirst["streamWatch.receiveConcurrently: a watch-list's reader"] = 1
+		wantFirst["streamWatch.decode: one of a watch-list's decoders"] = decoders
+		wantFirst["streamWatch.emit: hands a watch-list's events over in order"] = 1
+	} else {
+		wantFirst["streamWatch.receive: the open watch's decoder"] = 1
 	}
 	wantSecond := map[string]int{}
 	for role, n := range wantFirst {
@@ -184,7 +195,7 @@ func runFactoryStart(ctx context.Context, lab *Lab) (*Report, error) {
 		"%d events in the %s between For and Start", eventsBeforeStart, idle.Round(time.Millisecond))
 	r.Check("Start began the list right away, from a goroutine of its own", len(firstList) == 1 && firstList[0].Time.After(startAt),
 		"%d ConfigMaps list (%s), %s after Start", len(firstList), listsOf(firstList), offsetOf(firstList, startAt))
-	r.Check("Start added N + 4 goroutines for 1 handler: Run/processLoop, processor, 1 listener, reflector, watch decoder",
+	r.Check(fmt.Sprintf("Start added N + 3 goroutines for 1 handler (Run/processLoop, processor, 1 listener, reflector), and %d for the open watch-list stream", max(1, decoders+2)),
 		sameCounts(added, wantFirst), "%d added: %s", total(added), summary(added))
 	r.Check("the informer requested after Start was not running", !lateStarted && secretListsBefore == 0,
 		"HasStarted()=%v, %d Secrets lists", lateStarted, secretListsBefore)

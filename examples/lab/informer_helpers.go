@@ -70,6 +70,9 @@ const modulePrefix = "github.com/kubeinternals/informers/"
 var goroutineRoles = []struct{ contains, role string }{
 	{"informer.(*listener[...]).run", "listener.run: one handler's goroutine"},
 	{"informer.(*sharedProcessor[...]).run", "sharedProcessor.run: the processor"},
+	{"listwatch.(*streamWatch[...]).decode", "streamWatch.decode: one of a watch-list's decoders"},
+	{"listwatch.(*streamWatch[...]).emit", "streamWatch.emit: hands a watch-list's events over in order"},
+	{"listwatch.(*streamWatch[...]).receiveConcurrently", "streamWatch.receiveConcurrently: a watch-list's reader"},
 	{"listwatch.(*streamWatch[...]).receive", "streamWatch.receive: the open watch's decoder"},
 	{"reflector.(*Reflector[...]).resyncLoop", "Reflector.resyncLoop: the resync timer"},
 	{"reflector.(*Reflector[...]).Run", "Reflector.Run: watch-list (or LIST), then WATCH"},
