@@ -83,8 +83,10 @@
 //   - No reading of the cache inside the queue. DeltaFIFO needs KnownObjects to
 //     infer deletes, and therefore holds its lock while the consumer updates the
 //     cache (else a Replace could run between a pop and the cache update and miss
-//     the object in both). So a slow handler blocks the reflector, and the watch
-//     backs up (kubernetes/kubernetes#103789). RealFIFO does not read the cache, so
+//     the object in both). So a slow process function blocks the reflector, and the
+//     watch backs up (kubernetes/kubernetes#103789); in a shared informer that
+//     function updates the cache and hands changes to the listeners, and handlers
+//     run on the listeners' goroutines, never inside Pop. RealFIFO does not read the cache, so
 //     it can release its lock while the consumer works; it keeps it only once two
 //     batches are queued, which slows the producer down to the consumer's pace.
 //   - Memory on relist. A DeltaFIFO relist allocates a Delta for every object in
@@ -108,8 +110,10 @@
 //     with a nil Obj; we log and skip it (Simplified, in DeltaFIFO.Replace).
 //   - Pop takes a context, returns only an error (not the popped item), and rejects
 //     a nil process func. A ctx done on entry pops nothing.
-//   - DeltaFIFO always emits Replaced on Replace (client-go's EmitDeltaTypeReplaced
-//     is always on); it has a no-op Bookmark so that it satisfies Queue.
+//   - DeltaFIFO always emits Replaced on Replace, as client-go's informers configure
+//     theirs (newQueueFIFO sets EmitDeltaTypeReplaced); client-go's option is off by
+//     default, so its DeltaFIFO built directly emits Sync instead. Ours has no
+//     option. It has a no-op Bookmark so that it satisfies Queue.
 //   - DeltaFIFO.Replace computes all keys before queueing, so a bad item leaves the
 //     queue unchanged, and queues tombstones for queued keys in queue order.
 //   - DeltaFIFO's Synced channel closes after the last initial item is processed;
