@@ -317,9 +317,8 @@ var clientGoRowMetrics = &clientGoOptionMetrics{}
 type clientGoOptionMetrics struct{ storeRV optionMetrics }
 
 // reservedOptionMetric records only while its informer's name is reserved, as
-// component-base's provider does (client-go asks providers to check).
-//
-// client-go: component-base/metrics/prometheus/clientgo/fifo/metrics.go reservedGaugeMetric
+// component-base's provider does (client-go asks providers to check): k8s.io/component-base
+// metrics/prometheus/clientgo/fifo/metrics.go reservedGaugeMetric.
 type reservedOptionMetric struct {
 	id cache.InformerNameAndResource
 	m  *optionMetric
