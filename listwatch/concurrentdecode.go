@@ -126,6 +126,11 @@ func (w *streamWatch[T]) emit(ring []frameSlot[T], order <-chan int, free chan<-
 		case <-w.done:
 			return
 		}
+		// Stopped meanwhile: the decoder may have skipped this slot (it checks after
+		// Stop), and an empty event must not reach a consumer still reading.
+		if w.stopped() {
+			return
+		}
 		if s.last != nil {
 			w.send(*s.last)
 			return

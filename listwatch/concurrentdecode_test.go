@@ -181,3 +181,30 @@ func TestOnlyAWatchListIsDecodedConcurrently(t *testing.T) {
 	_, err = New[*corev1.ConfigMap](newTestClient(t, "http://unused", corev1.SchemeGroupVersion), Options{Resource: "configmaps", Scheme: scheme, DecodeConcurrency: -1})
 	assert.ErrorIs(t, err, ErrInvalidOptions)
 }
+
+// TestAConsumerStillReadingAfterStopGetsOnlyDecodedEvents: Stop while the consumer
+// keeps reading. Decoders skip the slots they get after Stop; none of those may reach
+// the consumer as an empty event.
+func TestAConsumerStillReadingAfterStopGetsOnlyDecodedEvents(t *testing.T) {
+	w := newWire(t, true)
+	scheme, err := NewScheme(corev1.AddToScheme)
+	require.NoError(t, err)
+	c, err := newTypedCodec[*corev1.ConfigMap](scheme, corev1.SchemeGroupVersion, true)
+	require.NoError(t, err)
+	var body bytes.Buffer
+	for i := range 64 {
+		body.Write(w.event(watch.Added, configMap(fmt.Sprint(i), fmt.Sprint(i+1))))
+	}
+	for range 200 {
+		synctest.Test(t, func(t *testing.T) {
+			_, cancel := context.WithCancel(t.Context())
+			sw := startStreamWatch(io.NopCloser(bytes.NewReader(body.Bytes())), cancel, c, slog.New(slog.DiscardHandler), 4)
+			<-sw.ResultChan()
+			go sw.Stop()
+			for ev := range sw.ResultChan() {
+				require.Equal(t, watch.Added, ev.Type, "an event after Stop")
+				require.NotNil(t, ev.Object)
+			}
+		})
+	}
+}
