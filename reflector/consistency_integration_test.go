@@ -1,9 +1,9 @@
 package reflector_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
+	"github.com/kubeinternals/informers/internal/metricstext"
 	"github.com/kubeinternals/informers/internal/testenv"
 	"github.com/kubeinternals/informers/internal/testlog"
 	"github.com/kubeinternals/informers/listwatch"
@@ -155,17 +156,16 @@ func configMapListsServed(t *testing.T, ctx context.Context, core *rest.RESTClie
 	t.Helper()
 	body, err := core.Get().AbsPath("/metrics").DoRaw(ctx)
 	require.NoError(t, err)
+	series, err := metricstext.Parse(bytes.NewReader(body))
+	require.NoError(t, err)
 	served := map[string]int{"watchcache": 0, "etcd": 0}
-	for line := range strings.Lines(string(body)) {
-		if !strings.HasPrefix(line, "apiserver_storage_list_total{") || !strings.Contains(line, `resource="configmaps"`) {
+	for s, v := range series {
+		if !strings.HasPrefix(s, "apiserver_storage_list_total{") || !strings.Contains(s, `resource="configmaps"`) {
 			continue
 		}
 		for storage := range served {
-			if strings.Contains(line, `storage="`+storage+`"`) {
-				fields := strings.Fields(line)
-				n, err := strconv.ParseFloat(fields[len(fields)-1], 64)
-				require.NoError(t, err, line)
-				served[storage] += int(n)
+			if strings.Contains(s, `storage="`+storage+`"`) {
+				served[storage] += int(v)
 			}
 		}
 	}

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubeinternals/informers/examples/internal/promtext"
+	"github.com/kubeinternals/informers/internal/metricstext"
 )
 
 // replica is one foo-controller process started by a scenario: the real binary, so that
@@ -219,5 +219,5 @@ func scrapeMetrics(ctx context.Context, addr string) (map[string]float64, error)
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET %s/metrics: %s", addr, resp.Status)
 	}
-	return promtext.Parse(resp.Body)
+	return metricstext.Parse(resp.Body)
 }

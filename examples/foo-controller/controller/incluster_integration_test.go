@@ -26,7 +26,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/incluster"
-	"github.com/kubeinternals/informers/examples/internal/promtext"
+	"github.com/kubeinternals/informers/internal/metricstext"
 	"github.com/kubeinternals/informers/internal/testenv"
 )
 
@@ -303,7 +303,7 @@ func scrape(t *testing.T, ctx context.Context, addr string) map[string]float64 {
 	t.Helper()
 	r := get(t, ctx, "http://"+addr+"/metrics")
 	require.Equal(t, http.StatusOK, r.code)
-	out, err := promtext.Parse(strings.NewReader(r.body))
+	out, err := metricstext.Parse(strings.NewReader(r.body))
 	require.NoError(t, err)
 	return out
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/internal/metricstext"
 )
 
 func TestParseReadsBackWhatWriteToWrote(t *testing.T) {
@@ -19,19 +21,11 @@ func TestParseReadsBackWhatWriteToWrote(t *testing.T) {
 	_, err := r.WriteTo(&b)
 	require.NoError(t, err)
 
-	got, err := Parse(strings.NewReader(b.String()))
+	got, err := metricstext.Parse(strings.NewReader(b.String()))
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, got[`things_total{name="a"}`])
 	assert.Equal(t, 2.5, got[`level{name="b"}`])
 	assert.Equal(t, 2.0, got[`took_seconds_count{name="x"}`])
 	assert.Equal(t, 3.5, got[`took_seconds_sum{name="x"}`])
 	assert.Equal(t, 1.0, got[`took_seconds_bucket{name="x",le="1"}`])
-}
-
-func TestParseNamesALineItCannotRead(t *testing.T) {
-	_, err := Parse(strings.NewReader("# HELP x X.\nx{name=\"a\"} many\n"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `x{name=\"a\"} many`)
-	_, err = Parse(strings.NewReader("lonely\n"))
-	assert.ErrorContains(t, err, "not a sample line")
 }

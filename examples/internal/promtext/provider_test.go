@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/internal/metricstext"
 )
 
 // DeleteHandlerMetrics takes the handler's four series out of the exposition; another
@@ -25,7 +27,7 @@ func TestTheProviderDeletesARemovedHandlersSeries(t *testing.T) {
 	_, err := r.WriteTo(&b)
 	require.NoError(t, err)
 	assert.NotContains(t, b.String(), `handler="gone"`)
-	got, err := Parse(strings.NewReader(b.String()))
+	got, err := metricstext.Parse(strings.NewReader(b.String()))
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, got[`informer_handler_backlog{name="cms",handler="kept"}`])
 	assert.Equal(t, 2.0, got[`informer_handler_backlog_high_water{name="cms",handler="kept"}`])

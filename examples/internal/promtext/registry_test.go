@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kubeinternals/informers/internal/metricstext"
 )
 
 func TestTheTextFormat(t *testing.T) {
@@ -77,7 +79,7 @@ func TestAMethodThatDoesNotFitTheTypeDoesNothing(t *testing.T) {
 	var b strings.Builder
 	_, err := r.WriteTo(&b)
 	require.NoError(t, err)
-	got, err := Parse(strings.NewReader(b.String()))
+	got, err := metricstext.Parse(strings.NewReader(b.String()))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]float64{
 		`c_total{name="a"}`:                    1,

@@ -1,4 +1,8 @@
-package promtext
+// Package metricstext reads the Prometheus text exposition format: what
+// examples/internal/promtext writes, and what a kube-apiserver's or any Prometheus
+// endpoint's /metrics serves. The lab reads other processes' metrics with it, and tests
+// read series back.
+package metricstext
 
 import (
 	"bufio"
@@ -8,8 +12,8 @@ import (
 	"strings"
 )
 
-// Parse reads a text exposition (what Registry.WriteTo writes, or any Prometheus
-// endpoint's /metrics) into series → value: the key is the sample line up to its value,
+// Parse reads a text exposition (what examples/internal/promtext writes, a
+// kube-apiserver's /metrics, any Prometheus endpoint's) into series → value: the key is the sample line up to its value,
 // `name{label="v"}`, histograms' `_count` and `_sum` lines included. Comments and blank
 // lines are skipped; a line with no parsable value is an error naming it.
 func Parse(r io.Reader) (map[string]float64, error) {
@@ -23,11 +27,11 @@ func Parse(r io.Reader) (map[string]float64, error) {
 		}
 		i := strings.LastIndexByte(line, ' ')
 		if i <= 0 {
-			return nil, fmt.Errorf("promtext: not a sample line: %q", line)
+			return nil, fmt.Errorf("metrics text: not a sample line: %q", line)
 		}
 		v, err := strconv.ParseFloat(line[i+1:], 64)
 		if err != nil {
-			return nil, fmt.Errorf("promtext: sample line %q: %w", line, err)
+			return nil, fmt.Errorf("metrics text: sample line %q: %w", line, err)
 		}
 		out[line[:i]] = v
 	}
