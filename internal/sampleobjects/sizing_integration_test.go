@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
 	goruntime "runtime"
 	"runtime/metrics"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -140,25 +137,12 @@ func liveHeap() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// sizingRow is one row of docs/sizing.md's table of bytes per cached object, e.g.
-// "| Pod | whole | 3,960 B |".
-var sizingRow = regexp.MustCompile(`^\| (Pod|ConfigMap) \| (whole|stripped|metadata) \| ([0-9,]+) B \|`)
-
-// sizingTable reads that table: "Pod/whole" → bytes.
+// sizingTable reads docs/sizing.md's table: "Pod/whole" → bytes.
 func sizingTable(t *testing.T) map[string]float64 {
 	t.Helper()
 	page, err := os.ReadFile("../../docs/sizing.md")
 	require.NoError(t, err)
-	rows := map[string]float64{}
-	for line := range strings.Lines(string(page)) {
-		m := sizingRow.FindStringSubmatch(strings.TrimSpace(line))
-		if m == nil {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.ReplaceAll(m[3], ",", ""), 64)
-		require.NoError(t, err)
-		rows[m[1]+"/"+m[2]] = v
-	}
-	require.Len(t, rows, 6, "docs/sizing.md's table: %v", fmt.Sprint(rows))
+	rows, err := sampleobjects.BytesPerCachedObject(page)
+	require.NoError(t, err)
 	return rows
 }

@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubeinternals/informers/internal/sampleobjects"
 )
 
 // TestDeploymentYAMLIsSizedAsTheSizingPageSays redoes docs/sizing.md's arithmetic for
@@ -40,8 +42,9 @@ func TestDeploymentYAMLIsSizedAsTheSizingPageSays(t *testing.T) {
 		return v
 	}
 	const mib = 1 << 20
-	pod := number(`\| Pod \| whole \| ([0-9,]+) B \|`)
-	configMap := number(`\| ConfigMap \| whole \| ([0-9,]+) B \|`)
+	table, err := sampleobjects.BytesPerCachedObject(raw)
+	require.NoError(t, err)
+	pod, configMap := table["Pod/whole"], table["ConfigMap/whole"]
 	deployments := number(`for a cluster of up to ([0-9,]+) Deployments`)
 	foos := number(`Deployments and ([0-9,]+) Foos`)
 	floor := number("- `F`, [^.]* at most ([0-9]+) MiB")
