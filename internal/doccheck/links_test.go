@@ -51,6 +51,8 @@ var (
 	heading    = regexp.MustCompile(`^#{1,6}\s+(.*?)\s*#*\s*$`)
 	// htmlAnchor is an explicit anchor: <a id="…"> or <a name="…">.
 	htmlAnchor = regexp.MustCompile(`<a\s+(?:id|name)="([^"]+)"`)
+	// linkText is a link reduced to its text, as a heading's anchor counts it.
+	linkText = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 )
 
 // prose returns a page's lines outside fenced code blocks, with code spans blanked,
@@ -92,7 +94,7 @@ func anchors(text string) map[string]bool {
 		}
 		title := m[1]
 		// A link in a heading counts by its text.
-		title = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`).ReplaceAllString(title, "$1")
+		title = linkText.ReplaceAllString(title, "$1")
 		var b strings.Builder
 		for _, r := range strings.ToLower(title) {
 			switch {
@@ -119,19 +121,14 @@ func anchors(text string) map[string]bool {
 func TestEveryRelativeLinkAndAnchorResolves(t *testing.T) {
 	cache := map[string]map[string]bool{}
 	anchorsOf := func(page string) map[string]bool {
-		if a, ok := cache[page]; ok {
-			return a
+		if _, ok := cache[page]; !ok {
+			cache[page] = anchors(read(t, page))
 		}
-		b, err := os.ReadFile(filepath.Join(repoRoot, page))
-		require.NoError(t, err)
-		cache[page] = anchors(string(b))
 		return cache[page]
 	}
 	links := 0
 	for _, page := range pages(t) {
-		b, err := os.ReadFile(filepath.Join(repoRoot, page))
-		require.NoError(t, err)
-		lines, numbers := prose(string(b))
+		lines, numbers := prose(read(t, page))
 		for i, line := range lines {
 			line = inlineCode.ReplaceAllStringFunc(line, func(s string) string { return strings.Repeat(" ", len(s)) })
 			for _, m := range link.FindAllStringSubmatch(line, -1) {
