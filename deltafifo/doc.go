@@ -117,15 +117,17 @@
 //   - DeltaFIFO.Replace computes all keys before queueing, so a bad item leaves the
 //     queue unchanged, and queues tombstones for queued keys in queue order.
 //   - DeltaFIFO's Synced channel closes after the last initial item is processed;
-//     client-go closes its Done channel just before. HasSynced reads the channel
-//     and takes no lock.
+//     client-go closes its Done channel just before, so a waiter could read a cache
+//     still missing that item. HasSynced reads the channel and takes no lock.
 //   - RealFIFO is client-go's atomic mode only, with UnlockWhileProcessing always
 //     on and no KnownObjects; concurrent Pops are serialized instead of running
 //     process at once; PopBatch takes one func instead of a batch and a single func;
 //     keys are computed once at enqueue; a nil item in Replace is an error.
-//   - No metrics provider or informer identity: one optional gauge, QueuedItems,
-//     set to the queue's length under its lock (client-go's RealFIFO sets its
-//     numberOfQueuedItem under its lock too; its DeltaFIFO records none). Slow
+//   - No metrics provider or informer identity: one optional gauge, QueuedItems in
+//     the options, which both queues set to their length under their lock after every
+//     write and pop (client-go's RealFIFO sets its numberOfQueuedItem under its lock
+//     too; its DeltaFIFO records none); an informer passes its queued-items metric
+//     there. Slow
 //     handlers are reported with slog instead of utiltrace. No KeyError type:
 //     errors wrap ErrKey, ErrTransform or ErrClosed.
 package deltafifo

@@ -36,11 +36,12 @@
 //
 // # Invariants
 //
-//   - A key's position is in sets[v] of an index exactly for the v its vals entry for
-//     that index holds, and items[keys[pos]] == pos for every position.
+//   - A key's position is in an index's set for value v exactly when the values
+//     remembered for that key (its vals entry for that index) include v, and
+//     items[keys[pos]] == pos for every position.
 //   - No set is empty: a set whose last key leaves is deleted (client-go #84959), so
-//     churn through many distinct values does not leak memory. Deleting clears the
-//     vacated array slots, so no deleted object stays reachable.
+//     churn through many distinct values (pod IPs, node names) does not leak memory.
+//     Deleting clears the vacated array slots, so no deleted object stays reachable.
 //   - Every write is all or nothing: a nil object, a KeyFunc error or an IndexFunc
 //     error is returned and leaves the store exactly as it was. For Replace and
 //     AddIndexers this holds for the whole batch.

@@ -117,7 +117,9 @@
 //   - A panicking handler is recovered and logged with the object's key and the
 //     stack trace (client-go's HandleCrash logs the stack too, then by default
 //     re-panics and crashes the process). A recovered initial add still counts
-//     as handled, so the registration can sync without that object handled.
+//     as handled, so the registration can sync without that object handled;
+//     client-go, told not to crash, never counts it, and that registration never
+//     syncs (processorListener.run calls syncTracker.Finished after OnAdd returns).
 //   - ShutDownEventHandler is a method of the informer (client-go's is a package
 //     function: its informer is an interface) and takes a ctx. It returns
 //     ErrShutDownFromOwnHandler when called from inside the handler it shuts down,

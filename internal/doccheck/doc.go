@@ -1,4 +1,7 @@
 // Package doccheck is a test rig: its tests read the repository's Markdown pages and
 // fail when a page no longer matches the tree — a relative link or an anchor that does
-// not resolve. They run in make test, so a doc drifts no further than code does.
+// not resolve (links_test.go), a count a page states that is not what it counts
+// (counts_test.go), a list a page quotes from a doc comment that no longer says what
+// the doc comment says (quotes_test.go). They run in make test, so a doc drifts no
+// further than code does.
 package doccheck
