@@ -1,7 +1,9 @@
 // Package citations reads the "// client-go: file Symbol" lines of this repository's
 // Go files and checks each against the source of the client-go release go.mod pins:
 // the file must exist and declare the symbol. A test runs it over the whole tree, so
-// that a bump of client-go lists every citation that went stale, at once.
+// that a bump of client-go lists every citation that went stale, at once. The Markdown
+// pages are read too: a code span naming a client-go file (ScanDocs), and one naming a
+// symbol or Go file of this repository (Repo.OwnStale), must name what exists.
 //
 // # The grammar of a citation
 //
@@ -153,7 +155,7 @@ func fileRef(w string, prev Ref) (Ref, error) {
 // a directory of this repository, so a path of ours is never mistaken for one.
 var docPrefixes = []string{
 	"tools/", "util/", "rest/", "informers/", "listers/", "features/", "transport/",
-	"dynamic/", "metadata/", "discovery/", "apimachinery/", "k8s.io/apimachinery/",
+	"dynamic/", "metadata/", "discovery/", "gentype/", "apimachinery/", "k8s.io/apimachinery/",
 	"k8s.io/utils/",
 }
 
