@@ -139,7 +139,8 @@
 //
 //  1. record.go — Record, the Lease spec without pointers.
 //  2. lock.go — the Lock interface and LeaseLock (GET, POST, PUT with the precondition).
-//  3. config.go — Config, Callbacks, the defaults and their validation.
+//  3. config.go — Config, Callbacks, the defaults and their validation; takeover.go —
+//     how long the work stays undone when a leader stops (Config.TakeoverWindow).
 //  4. elector.go — Elector: what it observed and when, IsLeader, Check.
 //  5. attempt.go — tryAcquireOrRenew: A1–A4, R1, R2.
 //  6. run.go — Run: the acquire loop, renewal rounds (R3–R5), release.
