@@ -31,6 +31,7 @@ func TestTheCommittedRecordingsStillShowWhatTheScenariosClaim(t *testing.T) {
 			assert.Equal(t, s.Question, h.Title)
 			assert.NotEmpty(t, events)
 			assert.Equal(t, trace.PipelineOf(events), h.Pipeline, "the header describes what reported")
+			checkPipeline(t, s, h.Pipeline)
 			c := s.Recorded(events)
 			assert.True(t, c.OK, "%s — the recording shows: %s", c.Claim, c.Got)
 		})
