@@ -190,6 +190,19 @@ func TestStateMachine(t *testing.T) {
 			wantRV:    "11",
 		},
 		{
+			name: "a watch refused with 410 relists at the last RV unpaged, without marking it unavailable",
+			opts: Options[cmT]{InitialList: PagedList},
+			script: []step{
+				listStep("10"),
+				watchErr(errExpired()),
+				listStep("11"),
+				watchHold(),
+			},
+			wantCalls: []string{`list rv="0" limit=500`, `watch rv="10"`, `list rv="10"`, `watch rv="11"`},
+			wantOps:   []string{"replace [] rv=10", "replace [] rv=11"},
+			wantRV:    "11",
+		},
+		{
 			name: "a bookmark-only stream advances the RV and leaves the store untouched",
 			opts: Options[cmT]{InitialList: PagedList},
 			script: []step{
@@ -340,6 +353,22 @@ func TestStateMachine(t *testing.T) {
 				`watch rv="" match=NotOlderThan sendInitialEvents`,
 			},
 			wantOps: []string{"replace [] rv=9", "replace [a] rv=12"},
+			wantRV:  "12",
+		},
+		{
+			name: "a 410 ERROR event before a watch-list's end bookmark drops the buffer and asks again at once at RV \"\"",
+			opts: Options[cmT]{InitialList: WatchList},
+			script: []step{
+				watchClose(0, bookmarked(initialEventsEnd("9")), errorEvent(errExpired())),
+				watchClose(0, added(cm("a", "10")), errorEvent(errExpired())),
+				watchHold(added(cm("b", "12")), bookmarked(initialEventsEnd("12"))),
+			},
+			wantCalls: []string{
+				`watch rv="" match=NotOlderThan sendInitialEvents`,
+				`watch rv="9" match=NotOlderThan sendInitialEvents`,
+				`watch rv="" match=NotOlderThan sendInitialEvents`,
+			},
+			wantOps: []string{"replace [] rv=9", "replace [b] rv=12"},
 			wantRV:  "12",
 		},
 		{
