@@ -116,10 +116,16 @@ func TestDeltaFIFOReplaceErrors(t *testing.T) {
 		assert.Empty(t, f.queue)
 		assert.False(t, f.HasSynced(), "a failed Replace does not populate the queue")
 	})
-	t.Run("a transform error fails Replace", func(t *testing.T) {
+	t.Run("a transform error fails Replace, and the items before it stay queued (as in client-go)", func(t *testing.T) {
 		f := NewDeltaFIFO(DeltaFIFOOptions[*corev1.ConfigMap]{
-			Transform: func(*corev1.ConfigMap) (*corev1.ConfigMap, error) { return nil, errBoom }})
-		require.ErrorIs(t, f.Replace(cmList{cm("ns", "a", "1")}, "10"), errBoom)
+			Transform: func(obj *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+				if obj.Name == "b" {
+					return nil, errBoom
+				}
+				return obj, nil
+			}})
+		require.ErrorIs(t, f.Replace(cmList{cm("ns", "a", "1"), cm("ns", "b", "1"), cm("ns", "c", "1")}, "10"), errBoom)
+		assert.Equal(t, []string{"ns/a"}, f.queue)
 	})
 }
 

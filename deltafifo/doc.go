@@ -114,8 +114,10 @@
 //     theirs (newQueueFIFO sets EmitDeltaTypeReplaced); client-go's option is off by
 //     default, so its DeltaFIFO built directly emits Sync instead. Ours has no
 //     option. It has a no-op Bookmark so that it satisfies Queue.
-//   - DeltaFIFO.Replace computes all keys before queueing, so a bad item leaves the
-//     queue unchanged, and queues tombstones for queued keys in queue order.
+//   - DeltaFIFO.Replace computes all keys before queueing, so an item without a key
+//     leaves the queue unchanged (client-go's queues the items before it first), and
+//     queues tombstones for queued keys in queue order. A transform that fails
+//     partway leaves the items before it queued, as client-go's does.
 //   - DeltaFIFO's Synced channel closes after the last initial item is processed;
 //     client-go closes its Done channel just before, so a waiter could read a cache
 //     still missing that item. HasSynced reads the channel and takes no lock.

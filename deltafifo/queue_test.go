@@ -184,6 +184,49 @@ func TestQueueHasSynced(t *testing.T) {
 	}
 }
 
+// TestAnObjectDeletedAndCreatedAgainWhileItsFirstListKeyIsQueued: DeltaFIFO groups a
+// delete and a re-create under the key the first Replace queued, and pops all three
+// with the first list's flag, so the new object is handed over as initial. RealFIFO
+// queues them behind the first list's ReplacedAll, flagged live.
+func TestAnObjectDeletedAndCreatedAgainWhileItsFirstListKeyIsQueued(t *testing.T) {
+	for _, kind := range queueKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			q := kind.new()
+			require.NoError(t, q.Replace([]*corev1.ConfigMap{cm("ns", "a", "1"), cm("ns", "b", "1")}, "1"))
+			require.NoError(t, q.Delete(cm("ns", "b", "2")))
+			require.NoError(t, q.Add(cm("ns", "b", "3")))
+			type pop struct {
+				types   []DeltaType
+				initial bool
+			}
+			var pops []pop
+			for queueLen(q) > 0 {
+				require.NoError(t, q.Pop(t.Context(), func(d Deltas[*corev1.ConfigMap], isInInitialList bool) error {
+					var types []DeltaType
+					for _, delta := range d {
+						types = append(types, delta.Type)
+					}
+					pops = append(pops, pop{types, isInInitialList})
+					return nil
+				}))
+			}
+			switch kind.name {
+			case "DeltaFIFO":
+				assert.Equal(t, []pop{
+					{[]DeltaType{Replaced}, true},                 // a
+					{[]DeltaType{Replaced, Deleted, Added}, true}, // b: the new b is "initial"
+				}, pops)
+			case "RealFIFO":
+				assert.Equal(t, []pop{
+					{[]DeltaType{ReplacedAll}, true},
+					{[]DeltaType{Deleted}, false},
+					{[]DeltaType{Added}, false},
+				}, pops)
+			}
+		})
+	}
+}
+
 func TestQueueEmptyFirstReplace(t *testing.T) {
 	t.Run("a DeltaFIFO whose first Replace queues nothing syncs at once", func(t *testing.T) {
 		q := NewDeltaFIFO(DeltaFIFOOptions[*corev1.ConfigMap]{})
