@@ -48,7 +48,7 @@ func actions() []action {
 		{
 			Name: "edit-deployment", Label: "Edit its Deployment by hand", Fields: []string{"name", "replicas"},
 			Expect: "The hand edit arrives as a Deployment update; handleDeployment maps it to the Foo, and the reconcile puts spec.replicas back to the Foo's value: the controller undoes the edit.",
-			Lab:    "callback-order", Chapter: "docs/06-controller.md#the-rules-the-pattern-follows",
+			Lab:    "deployment-edited-by-hand", Chapter: "docs/06-controller.md#the-rules-the-pattern-follows",
 			run: func(ctx context.Context, w world, a args) (string, error) {
 				return fmt.Sprintf("set Deployment %s's spec.replicas to %d", a.Name, *a.Replicas), w.ScaleDeployment(ctx, a.Name, *a.Replicas)
 			},

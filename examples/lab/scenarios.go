@@ -23,6 +23,7 @@ func scenarios() []Scenario {
 		conflictRetry(),
 		readYourWrites(),
 		failingReconcile(),
+		deploymentEditedByHand(),
 		crdMissing(),
 		callbackOrder(), // last of these: the later, the likelier the garbage collector knows Foos (see Lab.prepare)
 
