@@ -13,7 +13,8 @@ import (
 )
 
 // Repo is what this repository's Go files declare, read once: the symbols of each
-// package by its name (Name, Type.Member), the types, and every Go file's base name.
+// package by its name (Name, Type.Member), the exported types that have members, and
+// every Go file's base name and path.
 // A page's code spans are checked against it by OwnStale.
 type Repo struct {
 	Packages map[string]map[string]bool
@@ -165,8 +166,10 @@ var clientGoPackages = map[string]string{
 //   - `pkg.Name` and `pkg.Type.Member`, where pkg is one of this repository's package
 //     names: that package (or, for a name client-go's package also has, that one)
 //     declares it;
-//   - `Type.Member`, where Type is a type this repository declares: it, or client-go's
-//     tools/cache, util/workqueue or tools/leaderelection type of that name, has Member;
+//   - `Type.Member`, where Type is an exported type this repository declares: it, or
+//     client-go's tools/cache, util/workqueue or tools/leaderelection type of that
+//     name, has Member (an unexported type's `listener.run` is not read: many share a
+//     name with client-go's);
 //   - `x.go` and `dir/x.go`: a Go file of that name is in this repository, or in
 //     client-go or apimachinery (for a bare name; paths of client-go's are
 //     checked by ScanDocs).

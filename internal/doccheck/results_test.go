@@ -109,5 +109,5 @@ func TestFiguresAttributedToTheBenchResultsAreInThem(t *testing.T) {
 
 func TestFiguresReadsWhatThePagesWrite(t *testing.T) {
 	assert.Equal(t, []string{"396", "2084", "2872", "0.77", "0.52", "0.96", "3.5", "1.21", "58"},
-		figures("396 MB whole, 2084 against 2872 ms, 0.77× client-go's, 1.37's reflector, (0.52–0.96), `Sync100kPods` 3.5 s, 12%, 100,000 Pods, 10 rounds, 1.21× on the client-go 1.36 control plane, 58 minutes"))
+		figures("396 MB whole, 2084 against 2872 ms, 0.77× client-go's, 1.37's reflector, (0.52–0.96), `Sync100kPods` 3.5 s, 12%, 100,000 Pods, 10 rounds, 1.21× on the 1.37 control plane, 58 minutes"))
 }
