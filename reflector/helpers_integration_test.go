@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/objects"
+	"github.com/kubeinternals/informers/internal/sampleobjects"
 	"github.com/kubeinternals/informers/internal/testenv"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
@@ -208,29 +209,9 @@ func newConfigMap(namespace, name string, labels map[string]string) corev1.Confi
 
 // createConfigMaps creates n ConfigMaps named prefix-0 … with 8 concurrent clients.
 func createConfigMaps(ctx context.Context, core rest.Interface, namespace, prefix string, n int, labels map[string]string) error {
-	errs := make(chan error, n)
-	work := make(chan int)
-	var wg sync.WaitGroup
-	for range 8 {
-		// Goroutines owned by this call: workers that exit when work is closed.
-		wg.Go(func() {
-			for i := range work {
-				errs <- create(ctx, core, namespace, "configmaps", newConfigMap(namespace, fmt.Sprintf("%s-%d", prefix, i), labels))
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return sampleobjects.InParallel(n, func(i int) error {
+		return create(ctx, core, namespace, "configmaps", newConfigMap(namespace, fmt.Sprintf("%s-%d", prefix, i), labels))
+	})
 }
 
 // directVersions LISTs configmaps in namespace with selector, straight from the server.

@@ -71,6 +71,12 @@ func Create(ctx context.Context, cfg *rest.Config, namespace, resource string, n
 	if err := post("namespaces", "", ns); err != nil {
 		return err
 	}
+	return InParallel(n, func(i int) error { return post(resource, namespace, object(i)) })
+}
+
+// InParallel calls do(0) … do(n-1) from 8 goroutines, as 8 clients creating objects
+// at once, and returns the first error any call returned (every call runs).
+func InParallel(n int, do func(i int) error) error {
 	work := make(chan int)
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
@@ -79,7 +85,7 @@ func Create(ctx context.Context, cfg *rest.Config, namespace, resource string, n
 		wg.Go(func() {
 			var first error
 			for i := range work {
-				if err := post(resource, namespace, object(i)); err != nil && first == nil {
+				if err := do(i); err != nil && first == nil {
 					first = err
 				}
 			}
