@@ -84,8 +84,8 @@ recordings: check-go
 
 ## cluster: a long-lived local cluster (Cluster profile); prints the export KUBECONFIG and PATH lines (its kubectl first), so eval "$$(make cluster)" works
 cluster: controlplane
-	@KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./internal/cmd/cluster up
+	@KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) run ./internal/testrig/cmd/cluster up
 
 ## cluster-down: stop the cluster `make cluster` started
 cluster-down: check-go
-	@$(GO) run ./internal/cmd/cluster down
+	@$(GO) run ./internal/testrig/cmd/cluster down

@@ -13,3 +13,16 @@ if [ -n "$bad" ]; then
 	exit 1
 fi
 echo "imports ok: no root-module package imports client-go's tools/cache, tools/pager, tools/leaderelection, util/workqueue, informers, listers, kubernetes or dynamic"
+
+# internal/testrig holds what tests run on (fake and real API servers, a browser driver,
+# doc checks, sample objects); internal/'s other packages are compiled into the library.
+# A library package's own code (not its tests) must not reach a rig. The examples may:
+# their programs start the embedded control plane (internal/testrig/testenv).
+rigs=$(go list -f '{{$p := .ImportPath}}{{range .Imports}}{{$p}} {{.}}{{"\n"}}{{end}}' ./... \
+	| awk '$2 ~ /\/internal\/testrig(\/|$)/ && $1 !~ /\/(examples|internal\/testrig)(\/|$)/' | sort -u)
+if [ -n "$rigs" ]; then
+	echo "library code imports a test rig (internal/testrig is for tests and the examples):" >&2
+	echo "$rigs" >&2
+	exit 1
+fi
+echo "imports ok: no library package's code imports internal/testrig"

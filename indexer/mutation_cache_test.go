@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubeinternals/informers/internal/testlog"
+	"github.com/kubeinternals/informers/internal/testrig/testlog"
 )
 
 // version returns a ConfigMap ns/name with this UID and resourceVersion, labelled

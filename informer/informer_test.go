@@ -13,7 +13,7 @@ import (
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/internal/testrig/fakeapi"
 )
 
 func TestInformerDeliversTheInitialListThenLiveChanges(t *testing.T) {

@@ -18,9 +18,9 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/fakeapi"
-	"github.com/kubeinternals/informers/internal/testmetrics"
-	"github.com/kubeinternals/informers/internal/testmetrics/informermetrics"
+	"github.com/kubeinternals/informers/internal/testrig/fakeapi"
+	"github.com/kubeinternals/informers/internal/testrig/testmetrics"
+	"github.com/kubeinternals/informers/internal/testrig/testmetrics/informermetrics"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/trace"

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/internal/testrig/fakeapi"
 )
 
 // A handler that changes the object it was given changes the cache, and the detector

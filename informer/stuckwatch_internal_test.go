@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/internal/testrig/fakeapi"
 )
 
 // addFakeInformer puts an informer over src into f, as For would for res, but without

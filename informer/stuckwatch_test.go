@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/internal/testrig/fakeapi"
 )
 
 // syncedInformer runs an informer named "cms" over src until the end of the test and

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/trace"
 	"github.com/kubeinternals/informers/workqueue"

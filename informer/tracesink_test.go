@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/fakeapi"
+	"github.com/kubeinternals/informers/internal/testrig/fakeapi"
 	"github.com/kubeinternals/informers/trace"
 )
 

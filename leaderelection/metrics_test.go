@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/internal/testmetrics"
+	"github.com/kubeinternals/informers/internal/testrig/testmetrics"
 )
 
 // recordingProvider hands out metrics that record every value under the metric's name.

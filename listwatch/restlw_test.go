@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/testlog"
+	"github.com/kubeinternals/informers/internal/testrig/testlog"
 	"github.com/kubeinternals/informers/reflector"
 )
 

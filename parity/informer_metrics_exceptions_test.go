@@ -15,7 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubeinternals/informers/informer"
-	"github.com/kubeinternals/informers/internal/testmetrics/informermetrics"
+	"github.com/kubeinternals/informers/internal/testrig/testmetrics/informermetrics"
 	"github.com/kubeinternals/informers/reflector"
 )
 

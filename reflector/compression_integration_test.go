@@ -19,8 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/bytecount"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/bytecount"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 	"github.com/kubeinternals/informers/listwatch"
 )
 

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kubeinternals/informers/internal/metricstext"
-	"github.com/kubeinternals/informers/internal/testenv"
-	"github.com/kubeinternals/informers/internal/testlog"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testlog"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
 )

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubeinternals/informers/internal/testlog"
+	"github.com/kubeinternals/informers/internal/testrig/testlog"
 )
 
 // cmUID is cm with a UID, as every object from an API server has.

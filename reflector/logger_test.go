@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/internal/testlog"
+	"github.com/kubeinternals/informers/internal/testrig/testlog"
 )
 
 func TestWithoutALoggerListWatchFailuresGoToSlogDefault(t *testing.T) {

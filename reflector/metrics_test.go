@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubeinternals/informers/internal/testmetrics"
+	"github.com/kubeinternals/informers/internal/testrig/testmetrics"
 )
 
 // fakeMetrics records every metric of every reflector as "name metric" → values.

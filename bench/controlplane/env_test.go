@@ -12,8 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/sampleobjects"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/sampleobjects"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 // The control plane is started once per benchmark process, on first use, and left

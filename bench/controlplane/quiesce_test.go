@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/bench/internal/cpusample"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 // quiesce prepares one op, with b's timer stopped: it gives this process's free

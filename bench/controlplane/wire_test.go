@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/bytecount"
+	"github.com/kubeinternals/informers/internal/testrig/bytecount"
 )
 
 // wireSide is one side of a row that reports what crossed the wire: a rest.Config

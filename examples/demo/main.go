@@ -1,5 +1,5 @@
 // Command demo is `make demo`: foo-controller at work on a real cluster. Without
-// $KUBECONFIG it starts the embedded local cluster (internal/testenv's Cluster profile:
+// $KUBECONFIG it starts the embedded local cluster (internal/testrig/testenv's Cluster profile:
 // etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok with a fake node)
 // and stops it at the end; with $KUBECONFIG set (e.g. kind) it uses that cluster.
 //

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
-	"github.com/kubeinternals/informers/internal/browser"
+	"github.com/kubeinternals/informers/internal/testrig/browser"
 )
 
 // browserFoo is the Foo the browser test creates.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/internal/browser"
+	"github.com/kubeinternals/informers/internal/testrig/browser"
 )
 
 // What the browser tests of both builds share: the live explorer's

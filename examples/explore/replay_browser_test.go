@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/kubeinternals/informers/internal/browser"
+	"github.com/kubeinternals/informers/internal/testrig/browser"
 	"github.com/kubeinternals/informers/trace"
 )
 

@@ -91,7 +91,7 @@ type goroutineGroup struct {
 // libraryGoroutines reads the goroutine profile (runtime/pprof, debug=1: stacks
 // grouped with a count) and returns the goroutines whose stack runs code of the
 // library's packages, grouped by role. The lab's own code (examples/) and the test
-// environment's TCP proxy (internal/testenv) are left out: they are not the
+// environment's TCP proxy (internal/testrig/testenv) are left out: they are not the
 // informer's.
 func libraryGoroutines() map[string]goroutineGroup {
 	var b bytes.Buffer
@@ -117,7 +117,7 @@ func libraryGoroutines() map[string]goroutineGroup {
 				fn = fn[:i]
 			}
 			if !strings.HasPrefix(fn, modulePrefix) || strings.HasPrefix(fn, modulePrefix+"examples/") ||
-				strings.HasPrefix(fn, modulePrefix+"internal/testenv") {
+				strings.HasPrefix(fn, modulePrefix+"internal/testrig/testenv") {
 				continue
 			}
 			frames = append(frames, strings.TrimPrefix(fn, modulePrefix))

@@ -34,7 +34,7 @@ func laggingAPIServer() Scenario {
 		Read: []string{
 			"docs/03-reflector.md (resource versions; W1, W6, S1, S3, L1, L3) and docs/faq.md #25",
 			"reflector/list.go: Reflector.relistResourceVersion (Transition L1); reflector/watchlist.go: Reflector.rewatchResourceVersion, Reflector.retryWatchList (Transitions S1, S3); reflector/watch.go: Reflector.watch (Transitions W1, W6, W8)",
-			"internal/testenv/second_apiserver.go: SecondAPIServer, and its integration test for every answer of a lagging apiserver",
+			"internal/testrig/testenv/second_apiserver.go: SecondAPIServer, and its integration test for every answer of a lagging apiserver",
 		},
 		Fault:    "starts a second kube-apiserver on the same etcd, freezes its connection to etcd, fails the informer over to it and back, and compacts etcd",
 		Run:      runLaggingAPIServer,

@@ -45,7 +45,7 @@ func watchListCut() Scenario {
 		Read: []string{
 			"docs/03-reflector.md (transitions S4, S7, W6)",
 			"reflector/watchlist.go: Reflector.watchList (Transitions S4, S7); reflector/list.go: Reflector.relistResourceVersion (RV \"\" once the watch cache's answer is marked unusable)",
-			"internal/testenv/proxy.go: Proxy.Limit (the maximum connection age and the byte rate)",
+			"internal/testrig/testenv/proxy.go: Proxy.Limit (the maximum connection age and the byte rate)",
 		},
 		Fault: fmt.Sprintf("puts a proxy between the informer and kube-apiserver that closes each connection %v after it opened and carries %d KB a second (one HTTP/1.1 connection per request)",
 			cutMaxAge, cutRate>>10),

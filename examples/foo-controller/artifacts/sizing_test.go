@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
-	"github.com/kubeinternals/informers/internal/sampleobjects"
+	"github.com/kubeinternals/informers/internal/testrig/sampleobjects"
 )
 
 // TestDeploymentYAMLIsSizedAsTheSizingPageSays redoes docs/sizing.md's arithmetic for

@@ -22,7 +22,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/fooclient"
 	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/kube"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 const (

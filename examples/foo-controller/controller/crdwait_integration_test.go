@@ -14,7 +14,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/steptest"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 // sample-controller's README starts the controller, then installs the CRD. Started in

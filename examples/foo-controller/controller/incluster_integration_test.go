@@ -27,7 +27,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
 	"github.com/kubeinternals/informers/examples/internal/incluster"
 	"github.com/kubeinternals/informers/internal/metricstext"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 // TestInClusterAsItsServiceAccount runs the foo-controller binary, built with the

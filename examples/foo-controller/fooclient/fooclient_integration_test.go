@@ -24,7 +24,7 @@ import (
 	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/events"
 	"github.com/kubeinternals/informers/examples/internal/kube"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 const ns = "fooclient-test"

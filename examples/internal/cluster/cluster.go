@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 	"github.com/kubeinternals/informers/kubeconfig"
 )
 
@@ -44,7 +44,7 @@ type Cluster struct {
 }
 
 // Start uses the cluster in $KUBECONFIG if it is set, or starts the embedded local
-// cluster (internal/testenv's Cluster profile) with a proxy in front of it. Stop
+// cluster (internal/testrig/testenv's Cluster profile) with a proxy in front of it. Stop
 // releases what it started.
 func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	log := opts.Logger

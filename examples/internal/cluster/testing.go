@@ -3,7 +3,7 @@ package cluster
 import (
 	"testing"
 
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 // ForTest starts a local cluster for an integration test, with the proxy, and stops

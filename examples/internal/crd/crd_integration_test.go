@@ -14,7 +14,7 @@ import (
 	"github.com/kubeinternals/informers/examples/foo-controller/artifacts"
 	"github.com/kubeinternals/informers/examples/internal/crd"
 	"github.com/kubeinternals/informers/examples/internal/kube"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 func TestInstallCRDAgainstAnAPIServer(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/kubeinternals/informers/internal/markdown"
-	"github.com/kubeinternals/informers/internal/testenv"
+	"github.com/kubeinternals/informers/internal/testrig/markdown"
+	"github.com/kubeinternals/informers/internal/testrig/testenv"
 )
 
 // Sample returns the sample output a README shows: the lines of the first fenced code
