@@ -15,9 +15,21 @@ import (
 type step struct {
 	stage trace.Stage
 	kind  trace.Kind
+	// ok: only an event without an error (Reason "") passes this step.
+	ok bool
 }
 
-func (s step) String() string { return string(s.stage) + " " + string(s.kind) }
+func (s step) String() string {
+	if s.ok {
+		return string(s.stage) + " " + string(s.kind) + " ok"
+	}
+	return string(s.stage) + " " + string(s.kind)
+}
+
+// passedBy reports whether e is this step.
+func (s step) passedBy(e trace.Event) bool {
+	return e.Stage == s.stage && e.Kind == s.kind && (!s.ok || e.Reason == "")
+}
 
 // toTheHandler is what every change passes first: the reflector sees it, the
 // informer's queue (trace.RealFIFO by default, trace.DeltaFIFO in the classic
@@ -26,23 +38,26 @@ func (s step) String() string { return string(s.stage) + " " + string(s.kind) }
 // ends here, when the handler returns: foo-controller registers no Foo DeleteFunc.
 func toTheHandler(queue trace.Stage) []step {
 	return []step{
-		{trace.Reflector, trace.WatchEvent},
-		{queue, trace.Queued},
-		{queue, trace.Popped},
-		{trace.Informer, trace.Applied},
-		{trace.Informer, trace.FannedOut},
-		{trace.Listener, trace.Buffered},
-		{trace.Listener, trace.HandlerCalled},
+		{trace.Reflector, trace.WatchEvent, false},
+		{queue, trace.Queued, false},
+		{queue, trace.Popped, false},
+		{trace.Informer, trace.Applied, false},
+		{trace.Informer, trace.FannedOut, false},
+		{trace.Listener, trace.Buffered, false},
+		{trace.Listener, trace.HandlerCalled, false},
 	}
 }
 
 // toTheWorker is the rest of the way once a handler adds a key: a worker gets it,
-// syncs, and is done.
+// syncs, and is done. The journey ends with a sync that succeeded: one that failed —
+// the Foo's status written from a cached Foo older than the apiserver's, answered
+// 409 Conflict — is retried after the rate limiter's delay, and the journey shows
+// the failed sync, its done, the retry's add and get, then the sync that succeeded.
 var toTheWorker = []step{
-	{trace.Workqueue, trace.Added},
-	{trace.Workqueue, trace.Got},
-	{trace.Controller, trace.Reconciled},
-	{trace.Workqueue, trace.Done},
+	{trace.Workqueue, trace.Added, false},
+	{trace.Workqueue, trace.Got, false},
+	{trace.Controller, trace.Reconciled, true},
+	{trace.Workqueue, trace.Done, false},
 }
 
 // fromWatchToWorker is a Foo change: enqueueFoo adds the Foo's own key.
@@ -53,12 +68,12 @@ func fromWatchToWorker(queue trace.Stage) []step {
 // throughAMapping is a Deployment change: handleDeployment first maps the Deployment
 // to its owner Foo's key.
 func throughAMapping(queue trace.Stage) []step {
-	return slices.Concat(toTheHandler(queue), []step{{trace.Controller, trace.Mapped}}, toTheWorker)
+	return slices.Concat(toTheHandler(queue), []step{{trace.Controller, trace.Mapped, false}}, toTheWorker)
 }
 
 // toTheHandlerReturn is a Foo deletion, which queues nothing.
 func toTheHandlerReturn(queue trace.Stage) []step {
-	return slices.Concat(toTheHandler(queue), []step{{trace.Listener, trace.HandlerReturned}})
+	return slices.Concat(toTheHandler(queue), []step{{trace.Listener, trace.HandlerReturned, false}})
 }
 
 // filledBy returns how the informer named source filled its cache ("watch-list" or
@@ -126,7 +141,7 @@ func (j journey) extract(events []trace.Event) ([]trace.Event, int) {
 			continue
 		}
 		out = append(out, e)
-		if e.Stage == j.want[next].stage && e.Kind == j.want[next].kind {
+		if j.want[next].passedBy(e) {
 			next++
 			if next == len(j.want) {
 				return out, next

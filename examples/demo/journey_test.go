@@ -59,3 +59,41 @@ func TestAJourneyLeavesOutAnEarlierSyncOfTheSameKey(t *testing.T) {
 	assert.NoError(t, printJourney(&out, j.title, got))
 	assert.Contains(t, out.String(), "stages passed: reflector → realfifo → informer → listener → controller → workqueue\n")
 }
+
+// TestAJourneyGoesOnToTheRetryOfAFailedSync replays what a CI run met: the sync of the
+// Foo's key wrote the Foo's status from a cached Foo older than the apiserver's, got
+// 409 Conflict, and was retried. The journey does not end at the failed sync's done:
+// it goes on to the retry's add and get and the sync that succeeded.
+func TestAJourneyGoesOnToTheRetryOfAFailedSync(t *testing.T) {
+	const key = "demo/example-foo"
+	ev := func(stage trace.Stage, kind trace.Kind, reason string) trace.Event {
+		return trace.Event{Stage: stage, Kind: kind, Source: "foos", Key: key, Type: "MODIFIED", Reason: reason}
+	}
+	events := []trace.Event{
+		ev(trace.Reflector, trace.WatchEvent, ""),
+		ev(trace.RealFIFO, trace.Queued, ""),
+		ev(trace.RealFIFO, trace.Popped, ""),
+		ev(trace.Informer, trace.Applied, ""),
+		ev(trace.Informer, trace.FannedOut, ""),
+		{Stage: trace.Listener, Kind: trace.Buffered, Source: "enqueueFoo", Informer: "foos", Key: key},
+		{Stage: trace.Listener, Kind: trace.HandlerCalled, Source: "enqueueFoo", Informer: "foos", Key: key},
+		{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: key},
+		{Stage: trace.Workqueue, Kind: trace.Got, Source: "foos", Key: key},
+		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: key, Reason: `Operation cannot be fulfilled on foos.samplecontroller.k8s.io "example-foo": the object has been modified`},
+		{Stage: trace.Workqueue, Kind: trace.Done, Source: "foos", Key: key},
+		{Stage: trace.Workqueue, Kind: trace.Added, Source: "foos", Key: key},
+		{Stage: trace.Workqueue, Kind: trace.Got, Source: "foos", Key: key},
+		{Stage: trace.Controller, Kind: trace.Reconciled, Source: "foos", Key: key},
+		{Stage: trace.Workqueue, Kind: trace.Done, Source: "foos", Key: key},
+	}
+	j := journey{
+		title: "the Foo's scale-up", source: "foos", key: key, want: fromWatchToWorker(trace.RealFIFO),
+		start: func(e trace.Event) bool { return e.Kind == trace.WatchEvent },
+	}
+	got, passed := j.extract(events)
+	assert.Equal(t, len(j.want), passed, "every stage, in order")
+	assert.Len(t, got, len(events), "the failed sync, the retry and the sync that succeeded")
+	last := got[len(got)-2]
+	assert.Equal(t, trace.Reconciled, last.Kind)
+	assert.Empty(t, last.Reason, "the journey ends with the sync that succeeded")
+}
