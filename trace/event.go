@@ -31,6 +31,11 @@ const (
 	// of the library reports it; it marks the moments a recording's plots and
 	// timelines explain.
 	Experiment Stage = "experiment"
+	// Log: a log record the program wrote, captured by CaptureLogs. No stage of the
+	// library reports it either: it is what the program's logger printed, kept in the
+	// trace so that a recording answers "what was logged, and when" next to what
+	// happened.
+	Log Stage = "log"
 )
 
 // Kind says what happened. Each kind is reported by one stage; its comment lists the
@@ -175,6 +180,14 @@ const (
 	Action Kind = "action"
 )
 
+// Log kinds, reported by the handler CaptureLogs returns.
+const (
+	// Logged: one log record. Source is the program that logged it (CaptureLogs's
+	// source), Type its level ("INFO", "WARN", "ERROR", "DEBUG", or "WARN+2" between
+	// them), Detail its message, Attrs its attributes.
+	Logged Kind = "logged"
+)
+
 // Event is one thing one stage did. Which fields are set depends on Kind (see each
 // Kind's comment); the rest are zero.
 type Event struct {
@@ -200,6 +213,9 @@ type Event struct {
 	Reason string
 	// Detail is free text, such as the index values an update changed.
 	Detail string
+	// Attrs is a log record's attributes (Logged only), as slog's TextHandler writes
+	// them: `handler=slow backlog=1000 err="watch closed"`, groups as dotted keys.
+	Attrs string
 
 	// Items: objects in a LIST or a Replace.
 	Items int

@@ -9,7 +9,7 @@ import (
 // explorer without a cluster, to plot it, to compare two runs. The format is JSON
 // Lines (docs/recordings/README.md has the whole specification):
 //
-//	{"format":"kubeinternals-trace","version":1,"start":"2026-11-26T11:40:00.123456789Z","program":"lab",…}
+//	{"format":"kubeinternals-trace","version":2,"start":"2026-11-26T11:40:00.123456789Z","program":"lab",…}
 //	{"t":1250000,"stage":"reflector","kind":"listed","source":"foos","type":"watch-list","items":3,"rv":"812"}
 //	{"t":1290000,"stage":"realfifo","kind":"queued","source":"foos","key":"default/a","type":"Replaced",…}
 //
@@ -32,9 +32,12 @@ import (
 const RecordingFormat = "kubeinternals-trace"
 
 // RecordingVersion is the format version this package writes, and the newest it
-// reads. It changes whenever a line gains, loses or changes a field: a reader refuses
-// a newer version instead of guessing.
-const RecordingVersion = 1
+// reads; it reads every older one too. It changes whenever a line gains, loses or
+// changes a field: a reader refuses a newer version instead of guessing.
+//
+// Version 2 added the log lines: events of stage Log, kind Logged, with the field
+// "attrs" (CaptureLogs). A version 1 file has none, and is read as it always was.
+const RecordingVersion = 2
 
 // RecordingHeader is a recording's first line: which format, when the run started,
 // what ran, and the pipeline it traced.

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -23,6 +24,7 @@ type eventLine struct {
 	Type       string `json:"type,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	Detail     string `json:"detail,omitempty"`
+	Attrs      string `json:"attrs,omitempty"` // since version 2
 	Items      int    `json:"items,omitempty"`
 	Paged      bool   `json:"paged,omitempty"`
 	Tombstones int    `json:"tombstones,omitempty"`
@@ -38,17 +40,23 @@ type eventLine struct {
 func lineOf(e Event, start time.Time) eventLine {
 	return eventLine{
 		T: int64(e.Time.Sub(start)), Stage: e.Stage, Kind: e.Kind, Source: e.Source, Informer: e.Informer,
-		Key: e.Key, RV: e.ResourceVersion, Type: e.Type, Reason: e.Reason, Detail: e.Detail,
+		Key: e.Key, RV: e.ResourceVersion, Type: e.Type, Reason: e.Reason, Detail: e.Detail, Attrs: e.Attrs,
 		Items: e.Items, Paged: e.Paged, Tombstones: e.Tombstones, Pending: e.Pending, QueueLen: e.QueueLen,
 		Listeners: e.Listeners, Skipped: e.Skipped, Backlog: e.Backlog, Requeues: e.Requeues,
 		Duration: int64(e.Duration),
 	}
 }
 
-// event is the Event the line stores, or why the line is not one.
-func (l eventLine) event(start time.Time) (Event, error) {
+// event is the Event the line stores, in a recording of format version, or why the
+// line is not one.
+func (l eventLine) event(start time.Time, version int) (Event, error) {
 	if l.Stage == "" || l.Kind == "" {
 		return Event{}, errors.New(`an event needs a "stage" and a "kind"`)
+	}
+	// Why: version 1 had no log lines; one in a file that says version 1 was written
+	// by something that does not keep the format.
+	if version < 2 && (l.Attrs != "" || l.Stage == Log) {
+		return Event{}, fmt.Errorf(`a log line (stage %q, "attrs") in a version %d recording: log lines came with version 2`, Log, version)
 	}
 	for _, n := range []int{l.Items, l.Tombstones, l.Pending, l.QueueLen, l.Listeners, l.Skipped, l.Backlog, l.Requeues} {
 		if n < 0 {
@@ -60,7 +68,7 @@ func (l eventLine) event(start time.Time) (Event, error) {
 	}
 	return Event{
 		Time: start.Add(time.Duration(l.T)), Stage: l.Stage, Kind: l.Kind, Source: l.Source, Informer: l.Informer,
-		Key: l.Key, ResourceVersion: l.RV, Type: l.Type, Reason: l.Reason, Detail: l.Detail,
+		Key: l.Key, ResourceVersion: l.RV, Type: l.Type, Reason: l.Reason, Detail: l.Detail, Attrs: l.Attrs,
 		Items: l.Items, Paged: l.Paged, Tombstones: l.Tombstones, Pending: l.Pending, QueueLen: l.QueueLen,
 		Listeners: l.Listeners, Skipped: l.Skipped, Backlog: l.Backlog, Requeues: l.Requeues,
 		Duration: time.Duration(l.Duration),

@@ -146,7 +146,7 @@ func (rr *RecordingReader) Next() (Event, error) {
 	if err := strictDecode(b, &l); err != nil {
 		return Event{}, &RecordingError{Line: rr.line, Err: err}
 	}
-	e, err := l.event(rr.header.Start)
+	e, err := l.event(rr.header.Start, rr.header.Version)
 	if err != nil {
 		return Event{}, &RecordingError{Line: rr.line, Err: err}
 	}

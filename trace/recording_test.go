@@ -64,7 +64,7 @@ func TestARecordingLineLeavesOutZeroFields(t *testing.T) {
 	}))
 	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
 	require.Len(t, lines, 2)
-	assert.Equal(t, `{"format":"kubeinternals-trace","version":1,"start":"2026-11-23T09:00:00Z","program":"test","pipeline":{}}`, lines[0])
+	assert.Equal(t, `{"format":"kubeinternals-trace","version":2,"start":"2026-11-23T09:00:00Z","program":"test","pipeline":{}}`, lines[0])
 	assert.Equal(t, `{"t":2000000000,"stage":"workqueue","kind":"got","source":"foos","key":"default/<a>","duration":1000000}`, lines[1])
 }
 
@@ -141,7 +141,9 @@ func TestABadRecordingGetsAnErrorNamingItsLine(t *testing.T) {
 		{"not JSON", "hello\n", 1, "not a recording header: invalid character 'h'", 0},
 		{"another JSON Lines file", `{"format":"otel","version":1,"start":"2026-11-23T09:00:00Z"}`, 1, `its format is "otel"`, 0},
 		{"no format", `{"version":1,"start":"2026-11-23T09:00:00Z"}`, 1, `its format is ""`, 0},
-		{"newer version", `{"format":"kubeinternals-trace","version":2,"start":"2026-11-23T09:00:00Z"}`, 1, "format version 2 is newer than this reader's (1)", 0},
+		{"newer version", `{"format":"kubeinternals-trace","version":3,"start":"2026-11-23T09:00:00Z"}`, 1, "format version 3 is newer than this reader's (2)", 0},
+		{"a log line in a version 1 file", header + "\n" + good + "\n" + `{"t":2,"stage":"log","kind":"logged","type":"INFO","detail":"hello"}`, 3, `a log line (stage "log", "attrs") in a version 1 recording: log lines came with version 2`, 1},
+		{"attrs in a version 1 file", header + "\n" + `{"t":2,"stage":"lab","kind":"logged","attrs":"a=b"}`, 2, `a log line (stage "log", "attrs") in a version 1 recording`, 0},
 		{"no version", `{"format":"kubeinternals-trace","start":"2026-11-23T09:00:00Z"}`, 1, `no "version"`, 0},
 		{"negative version", `{"format":"kubeinternals-trace","version":-1,"start":"2026-11-23T09:00:00Z"}`, 1, "does not exist", 0},
 		{"no start", `{"format":"kubeinternals-trace","version":1}`, 1, `no "start"`, 0},
@@ -329,6 +331,7 @@ func FuzzReadRecording(f *testing.F) {
 			events2[i].Time = events[i].Time
 		}
 		h2.Start = h.Start
+		h.Version = RecordingVersion // written back, a recording is at the writer's version
 		if !reflect.DeepEqual(h2, h) || !reflect.DeepEqual(events2, events) {
 			t.Fatalf("read back\n%+v\n%+v\nwant\n%+v\n%+v", h2, events2, h, events)
 		}

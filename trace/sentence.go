@@ -127,6 +127,11 @@ func (e Event) String() string {
 		why()
 	case Mapped:
 		add(" %s %s to key %s", e.Source, e.Key, e.Detail)
+	case Logged:
+		add(" %s: %s", e.Type, e.Detail)
+		if e.Attrs != "" {
+			add(" %s", e.Attrs)
+		}
 	case Reconciled:
 		add(" %s after %s", e.Key, ms(e.Duration))
 		if e.Reason != "" {

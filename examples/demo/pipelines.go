@@ -30,16 +30,21 @@ const demoWorkers = 2
 // the demo prints starts at the watch event.
 //
 // With record set, stop also writes the controller's trace there as a recording
-// (docs/recordings/README.md), once the controller has stopped.
-func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pipeline controller.Pipeline, record string) (rec *trace.Recorder, stop func() error, err error) {
+// (docs/recordings/README.md), once the controller has stopped; the recording keeps
+// the log lines printed meanwhile through the logger startController returns (the
+// tour's and the controller's), at Info and above.
+func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pipeline controller.Pipeline, record string) (rec *trace.Recorder, recLog *slog.Logger, stop func() error, err error) {
 	// Why a bound: the trace of a demo is a few thousand events; a long run on a busy
 	// cluster should not grow without limit.
 	rec = &trace.Recorder{Max: 200_000}
+	if record != "" {
+		log = slog.New(trace.CaptureLogs(log.Handler(), "demo", slog.LevelInfo, rec.Record))
+	}
 	c, err := controller.New(cfg, controller.Options{
 		Logger: log.With("component", "foo-controller"), Tracer: trace.New(rec.Record), Pipeline: pipeline, Workers: demoWorkers,
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	ctlCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
@@ -60,9 +65,9 @@ func startController(ctx context.Context, log *slog.Logger, cfg *rest.Config, pi
 		return saveRecording(record, pipeline, rec.Events())
 	}
 	if err := informer.WaitForCacheSync(waitCtx, c.Foos(), c.Deployments()); err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("foo-controller's informers did not sync: %w", err), stop())
+		return nil, nil, nil, errors.Join(fmt.Errorf("foo-controller's informers did not sync: %w", err), stop())
 	}
-	return rec, stop, nil
+	return rec, log, stop, nil
 }
 
 // checkPipeline fails unless the foos informer filled its cache the way pipeline
@@ -84,7 +89,7 @@ func checkPipeline(rec *trace.Recorder, pipeline controller.Pipeline) (string, e
 // (DeltaFIFO fed by a paged LIST), chosen by name, so the two journeys can be read
 // side by side: only the queue's stage and the way the cache was filled differ.
 func classicCreate(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client, record string) (err error) {
-	rec, stop, err := startController(ctx, log, cfg, controller.ClassicPipeline, recordingPath(record, controller.ClassicPipeline))
+	rec, log, stop, err := startController(ctx, log, cfg, controller.ClassicPipeline, recordingPath(record, controller.ClassicPipeline))
 	if err != nil {
 		return err
 	}

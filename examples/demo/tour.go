@@ -84,7 +84,7 @@ func fooTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Con
 // 1.37's: RealFIFO fed by a watch-list) creates, scales and loses a Foo's
 // Deployment, each change traced.
 func defaultTour(ctx context.Context, log *slog.Logger, out io.Writer, cfg *rest.Config, foos *fooclient.Client, apps rest.Interface, record string) (err error) {
-	rec, stop, err := startController(ctx, log, cfg, controller.DefaultPipeline, recordingPath(record, controller.DefaultPipeline))
+	rec, log, stop, err := startController(ctx, log, cfg, controller.DefaultPipeline, recordingPath(record, controller.DefaultPipeline))
 	if err != nil {
 		return err
 	}

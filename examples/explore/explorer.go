@@ -63,6 +63,9 @@ func startExplorer(ctx context.Context, c *cluster.Cluster, ln net.Listener, log
 		}
 		return map[string]cacheSize{"foos": sizeOf(ctl.Foos().Indexer()), "deployments": sizeOf(ctl.Deployments().Indexer())}
 	})
+	// The controller's log lines go to the timeline too, among the events they explain,
+	// as a recording keeps them (trace.CaptureLogs).
+	log = slog.New(trace.CaptureLogs(log.Handler(), "explore", slog.LevelInfo, x.hub.Record))
 	// Every controller the runner starts, on either pipeline, gets these: one tracer
 	// into one hub, the buttons' hooks.
 	//

@@ -26,11 +26,18 @@ type wireEvent struct {
 	Box string `json:"box,omitempty"`
 	// Text is the event's sentence, as the timeline prints it (trace.Event.String).
 	Text string `json:"text"`
+	// Level is a log line's level (trace.Logged: "INFO", "WARN", "ERROR"), which the
+	// page colours; absent for every other event.
+	Level string `json:"level,omitempty"`
 }
 
 func toWire(n numbered) wireEvent {
-	return wireEvent{Seq: n.Seq, T: n.Time.UnixMilli(), Stage: string(n.Stage), Kind: string(n.Kind),
+	w := wireEvent{Seq: n.Seq, T: n.Time.UnixMilli(), Stage: string(n.Stage), Kind: string(n.Kind),
 		Source: n.Source, Key: n.Key, From: journeySource(n.Event), Box: boxOf(n.Event), Text: n.Event.String()}
+	if n.Kind == trace.Logged {
+		w.Level = n.Type
+	}
+	return w
 }
 
 // journeySource is the source trace.Journey follows e's key from: the informer a

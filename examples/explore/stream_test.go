@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -111,6 +112,18 @@ func TestEventStream(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(next(t, stream, "state").data), &s), "the event changed the boxes")
 		assert.Equal(t, 1, s.Workqueue.Adds)
 		assert.Equal(t, uint64(1), s.Events)
+	})
+	t.Run("a log line is a row with its level, and lights no box", func(t *testing.T) {
+		h := testHub(100)
+		ts := startTestServer(t, true, h)
+		stream := openStream(t, ts, "")
+		next(t, stream, "state")
+		slog.New(trace.CaptureLogs(nil, "foo-controller", nil, h.Record)).Warn("handler falling behind", "handler", "enqueueFoo", "backlog", 1000)
+		var events []wireEvent
+		require.NoError(t, json.Unmarshal([]byte(next(t, stream, "events").data), &events))
+		require.Len(t, events, 1)
+		assert.Equal(t, wireEvent{Seq: 1, T: events[0].T, Stage: "log", Kind: "logged", Source: "foo-controller", Level: "WARN",
+			Text: "logged WARN: handler falling behind handler=enqueueFoo backlog=1000"}, events[0])
 	})
 	t.Run("a reconnecting page resumes after its Last-Event-ID", func(t *testing.T) {
 		h := testHub(100)

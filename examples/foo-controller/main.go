@@ -60,10 +60,14 @@ func main() {
 	var tracer *trace.Tracer
 	if *record != "" {
 		var err error
-		if tracer, finish, err = startRecording(log, *record, replicaName(election), controller.Pipeline(*pipeline), *workers); err != nil {
+		var logs trace.Sink
+		if tracer, logs, finish, err = startRecording(log, *record, replicaName(election), controller.Pipeline(*pipeline), *workers); err != nil {
 			log.Error("starting the recording", "err", err)
 			os.Exit(1)
 		}
+		// The recording keeps the log lines this process prints from now on, each at
+		// its moment among the trace events.
+		log = recordedLogger(log, logs)
 	}
 	reg := promtext.NewRegistry()
 	metrics := promtext.NewProvider(reg)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,16 +36,17 @@ func replicaName(election *controller.LeaderElection) string {
 }
 
 // startRecording makes the tracer of -record: every trace event of this process goes
-// to path, a recording the explorer replays (docs/recordings/README.md). finish flushes and
-// closes it, logging any event it lost; call it once, before exiting.
-func startRecording(log *slog.Logger, path, run string, pipeline controller.Pipeline, workers int) (tr *trace.Tracer, finish func(), err error) {
+// to path, a recording the explorer replays (docs/recordings/README.md); so does every
+// event given to logs, the sink of the log lines (trace.CaptureLogs). finish flushes
+// and closes it, logging any event it lost; call it once, before exiting.
+func startRecording(log *slog.Logger, path, run string, pipeline controller.Pipeline, workers int) (tr *trace.Tracer, logs trace.Sink, finish func(), err error) {
 	w, err := trace.CreateRecording(path, trace.RecordingHeader{
 		Program: "foo-controller", Run: run,
 		Title:    fmt.Sprintf("foo-controller on the %s pipeline: %s", pipeline, pipeline.Describe()),
 		Pipeline: pipeline.Layout(workers),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("-record: %w", err)
+		return nil, nil, nil, fmt.Errorf("-record: %w", err)
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -75,5 +77,18 @@ func startRecording(log *slog.Logger, path, run string, pipeline controller.Pipe
 		}
 		log.Info("recorded this run's trace", "file", path)
 	}
-	return trace.New(w.Record), finish, nil
+	return trace.New(w.Record), w.Record, finish, nil
+}
+
+// recordedLogger is log, whose lines also go to logs as trace events, from the lowest
+// level log prints (the one -log-level chose) up: the recording keeps what the
+// process printed, no more.
+func recordedLogger(log *slog.Logger, logs trace.Sink) *slog.Logger {
+	level := slog.LevelError
+	for _, l := range []slog.Level{slog.LevelWarn, slog.LevelInfo, slog.LevelDebug} {
+		if log.Enabled(context.Background(), l) {
+			level = l
+		}
+	}
+	return slog.New(trace.CaptureLogs(log.Handler(), "foo-controller", level, logs))
 }

@@ -30,7 +30,7 @@ func TestTheRecordingHeaderNamesTheReplica(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run.jsonl")
-			_, finish, err := startRecording(slog.New(slog.DiscardHandler), path, replicaName(c.election), controller.DefaultPipeline, 2)
+			_, _, finish, err := startRecording(slog.New(slog.DiscardHandler), path, replicaName(c.election), controller.DefaultPipeline, 2)
 			require.NoError(t, err)
 			finish()
 			header, _, err := trace.OpenRecording(path)
@@ -43,4 +43,26 @@ func TestTheRecordingHeaderNamesTheReplica(t *testing.T) {
 			assert.Equal(t, c.election.Identity, header.Run, "the identity the Lease will hold")
 		})
 	}
+}
+
+// -record keeps the log lines the process prints, from -log-level up, as trace events
+// among the others.
+func TestTheRecordingKeepsTheLinesTheProcessPrints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	tracer, logs, finish, err := startRecording(slog.New(slog.DiscardHandler), path, "replica-a", controller.DefaultPipeline, 2)
+	require.NoError(t, err)
+	var printed strings.Builder
+	log := recordedLogger(slog.New(slog.NewTextHandler(&printed, &slog.HandlerOptions{Level: slog.LevelWarn})), logs)
+	log.Info("not printed at -log-level=warn")
+	tracer.Action("between the two lines", false)
+	log.With("informer", "foos").Warn("watch ended", "reason", "410 Gone")
+	finish()
+	_, events, err := trace.OpenRecording(path)
+	require.NoError(t, err)
+	require.Len(t, events, 2, "the action and the one line printed")
+	assert.Equal(t, trace.Action, events[0].Kind)
+	e := events[1]
+	assert.Equal(t, []string{"log", "logged", "foo-controller", "WARN", "watch ended", `informer=foos reason="410 Gone"`},
+		[]string{string(e.Stage), string(e.Kind), e.Source, e.Type, e.Detail, e.Attrs})
+	assert.Equal(t, 1, strings.Count(printed.String(), "\n"), "printed as before: %s", printed.String())
 }

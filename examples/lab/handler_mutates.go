@@ -47,7 +47,7 @@ func runHandlerMutates(ctx context.Context, lab *Lab) (*Report, error) {
 	var mu sync.Mutex
 	var reported []*informer.MutationError
 	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{
-		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger: lab.logTo(logs, slog.LevelError),
 		// Why an hour: the lab compares with CheckMutations once the handlers are
 		// done; a periodic comparison could run while the buggy handler writes.
 		MutationDetector: &informer.MutationDetector{Period: time.Hour, OnMutation: func(err *informer.MutationError) {

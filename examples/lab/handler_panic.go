@@ -41,7 +41,7 @@ func runHandlerPanic(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	logs := &lockedBuffer{}
 	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns),
-		informer.FactoryOptions{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+		informer.FactoryOptions{Logger: lab.logTo(logs, slog.LevelWarn)})
 	if err != nil {
 		return nil, err
 	}

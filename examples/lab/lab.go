@@ -52,11 +52,14 @@ type Lab struct {
 	// the scenario starts, reset after it returned; a tracer keeps the recording of
 	// the scenario that built it.
 	recording *trace.Recorder
+	// lines sends the lab's log lines to the running scenario's recording (nil: no
+	// log line is recorded).
+	lines *logLines
 }
 
 // startLab starts the embedded local cluster with the lab's flags, or uses the
 // cluster in $KUBECONFIG. stop stops what it started.
-func startLab(ctx context.Context, log *slog.Logger) (lab *Lab, stop func(), err error) {
+func startLab(ctx context.Context, log *slog.Logger, lines *logLines) (lab *Lab, stop func(), err error) {
 	c, err := cluster.Start(ctx, cluster.Options{APIServerFlags: labAPIServerFlags, Logger: log})
 	if err != nil {
 		return nil, nil, err
@@ -64,7 +67,7 @@ func startLab(ctx context.Context, log *slog.Logger) (lab *Lab, stop func(), err
 	if !c.Local {
 		log.Info("scenarios that inject faults are skipped")
 	}
-	return &Lab{Cluster: c, log: log}, c.Stop, nil
+	return &Lab{Cluster: c, log: log, lines: lines}, c.Stop, nil
 }
 
 // Namespace creates a fresh namespace named after prefix (the server adds a

@@ -28,7 +28,8 @@ var quotedIn = map[string]string{
 //	go test ./examples/lab -run 'TestIntegrationLab/watch-cut' -v
 func TestIntegrationLab(t *testing.T) {
 	c := cluster.ForTest(t, cluster.Options{APIServerFlags: labAPIServerFlags})
-	lab := &Lab{Cluster: c, log: slog.New(slog.NewTextHandler(io.Discard, nil)), recordDir: t.TempDir()}
+	lines := &logLines{}
+	lab := &Lab{Cluster: c, log: lines.logger(slog.NewTextHandler(io.Discard, nil), slog.LevelInfo), lines: lines, recordDir: t.TempDir()}
 	require.NoError(t, lab.prepare(t.Context()))
 
 	var results []result

@@ -63,11 +63,12 @@ func main() {
 	}
 	ctx, stop := kube.SignalContext(context.Background())
 	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	lines := &logLines{}
+	log := lines.logger(slog.NewTextHandler(os.Stderr, nil), slog.LevelInfo)
 	// Why: a component given no Logger logs through slog.Default(); this way its lines
-	// read like the rest of this program's.
+	// read like the rest of this program's, and are recorded with them.
 	slog.SetDefault(log)
-	lab, cleanup, err := startLab(ctx, log)
+	lab, cleanup, err := startLab(ctx, log, lines)
 	if err != nil {
 		log.Error("starting the lab", "err", err)
 		stop()

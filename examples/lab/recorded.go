@@ -62,10 +62,10 @@ func (r recorded) before(what string) recorded {
 	return r
 }
 
-// library is the events the library's stages reported: no action, nothing the
+// library is the events the library's stages reported: no action, no log line, nothing the
 // scenario observed by itself.
 func (r recorded) library() recorded {
-	return r.where(func(e trace.Event) bool { return e.Stage != trace.Experiment })
+	return r.where(func(e trace.Event) bool { return e.Stage != trace.Experiment && e.Stage != trace.Log })
 }
 
 // types is the Type of each event.

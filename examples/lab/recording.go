@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 
 	"github.com/kubeinternals/informers/trace"
 )
@@ -80,10 +83,12 @@ func (l *Lab) addRecording(process, path string) {
 	}
 }
 
-// startRecording starts recording scenario s, if the lab records.
+// startRecording starts recording scenario s, if the lab records: its events, and
+// the lab's log lines while it runs.
 func (l *Lab) startRecording() {
 	if l.recordDir != "" {
 		l.recording = &trace.Recorder{}
+		l.lines.recordTo(l.recording)
 	}
 }
 
@@ -92,6 +97,7 @@ func (l *Lab) startRecording() {
 func (l *Lab) saveRecording(s Scenario) (string, error) {
 	rec := l.recording
 	l.recording = nil
+	l.lines.recordTo(nil)
 	if rec == nil {
 		return "", nil
 	}
@@ -113,4 +119,40 @@ func prepareRecordDir(dir string) error {
 		return fmt.Errorf("-record: %w", err)
 	}
 	return nil
+}
+
+// logLines hands the lab's log lines to the running scenario's recording, as trace
+// events (trace.CaptureLogs): a replay then shows what the lab and the informers it
+// ran logged, at the moment they logged it. Lines logged between scenarios are
+// printed only.
+type logLines struct {
+	to atomic.Pointer[trace.Recorder] // the running scenario's recording, or nil
+}
+
+// logger is a logger that prints through h and, from level up, records each line
+// while a scenario records. A nil *logLines records nothing.
+func (ll *logLines) logger(h slog.Handler, level slog.Level) *slog.Logger {
+	if ll == nil {
+		return slog.New(h)
+	}
+	return slog.New(trace.CaptureLogs(h, "lab", level, ll.record))
+}
+
+// recordTo makes rec the recording the log lines go to (nil: none).
+func (ll *logLines) recordTo(rec *trace.Recorder) {
+	if ll != nil {
+		ll.to.Store(rec)
+	}
+}
+
+func (ll *logLines) record(e trace.Event) {
+	if rec := ll.to.Load(); rec != nil {
+		rec.Record(e)
+	}
+}
+
+// logTo is a logger for a scenario's own informers, which the scenario reads back:
+// it writes to w from level up, and records those lines too.
+func (l *Lab) logTo(w io.Writer, level slog.Level) *slog.Logger {
+	return l.lines.logger(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}), level)
 }

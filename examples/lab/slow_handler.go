@@ -56,7 +56,7 @@ func runSlowHandler(ctx context.Context, lab *Lab) (*Report, error) {
 	logs := &lockedBuffer{}
 	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{
 		BacklogWarning: backlogWarnAt,
-		Logger:         slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Logger:         lab.logTo(logs, slog.LevelWarn),
 	})
 	if err != nil {
 		return nil, err
@@ -202,9 +202,20 @@ func lastUpdate(events []trace.Event) time.Time {
 }
 
 // slowHandlerRecorded: the burst waited in the slow handler's own buffer while the
-// fast one's stayed small.
+// fast one's stayed small, and the listener's warning is among the recorded log lines,
+// after the notification that took the slow backlog to the threshold.
 func slowHandlerRecorded(r recorded) Check {
 	slow, fast := r.from("slow").maxBacklog(), r.from("fast").maxBacklog()
-	return check("the slow handler's backlog grew to the burst, the fast one's stayed far below it",
-		slow >= 299 && fast*4 < slow, "slow %d, fast %d", slow, fast)
+	reached := r.from("slow").index(func(e trace.Event) bool { return e.Kind == trace.Buffered && e.Backlog == backlogWarnAt })
+	warned := r.index(func(e trace.Event) bool {
+		return e.Kind == trace.Logged && e.Type == "WARN" && strings.Contains(e.Detail, "falling behind") &&
+			strings.Contains(e.Attrs, "handler=slow") && strings.Contains(e.Attrs, fmt.Sprintf("backlog=%d", backlogWarnAt))
+	})
+	var at trace.Event
+	if reached >= 0 {
+		at = r.from("slow")[reached]
+	}
+	return check("the slow handler's backlog grew to the burst, the fast one's stayed far below it, and the recording logs the warning at the threshold",
+		slow >= 299 && fast*4 < slow && reached >= 0 && warned >= 0 && !r[warned].Time.Before(at.Time),
+		"slow %d, fast %d; the warning at backlog %d logged: %t", slow, fast, backlogWarnAt, warned >= 0)
 }

@@ -204,6 +204,7 @@ function row(e) {
   const li = document.createElement("li");
   li.dataset.seq = e.seq;
   li.dataset.stage = e.stage;
+  if (e.level) li.dataset.level = e.level;
   if (!first) first = e.t;
   const time = document.createElement("time");
   time.textContent = `+${((e.t - first) / 1000).toFixed(3)}s`;
