@@ -9,6 +9,7 @@ func scenarios() []Scenario {
 		addsBeforeSync(),
 		factoryStart(),
 		deltaTypes(),
+		deleteUnknownKey(),
 		sameRVUpdates(),
 		slowHandler(),
 		handlerPanic(),
