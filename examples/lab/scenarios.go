@@ -10,6 +10,7 @@ func scenarios() []Scenario {
 		factoryStart(),
 		deltaTypes(),
 		deleteUnknownKey(),
+		periodicResync(),
 		sameRVUpdates(),
 		slowHandler(),
 		handlerPanic(),
