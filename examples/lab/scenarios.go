@@ -14,6 +14,7 @@ func scenarios() []Scenario {
 		sameRVUpdates(),
 		slowHandler(),
 		handlerPanic(),
+		transformScenario(),
 		handlerMutates(),
 		handlerDoesWork(),
 
