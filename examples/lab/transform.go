@@ -25,8 +25,8 @@ func transformScenario() Scenario {
 		Why: "The queue runs the transform inside its own Add, Update, Delete or Replace, on the reflector's goroutine and under the queue's lock (RealFIFO.event, RealFIFO.Replace): " +
 			"after the reflector has read the watch event's key and resourceVersion and before the delta is queued — for a watch-list, when the end bookmark hands the buffered objects to Replace — " +
 			"so the cache, every handler and every Lister only ever see what it returned, and a resync, which replays cached objects (one SyncAll), runs it no more. " +
-			"An error, or a nil result, is ErrTransform: for a watch event nothing is queued and the reflector logs it and goes on, so that one event is lost and the cache keeps the object's last good state until its next event or a relist; " +
-			"in a Replace it fails the whole list, which is retried with backoff.",
+			"An error, or a nil result, is ErrTransform: for a watch event nothing is queued and the reflector logs it and goes on, so that one event is lost and the cache keeps the object's last good state until an event or a relist brings one the transform accepts; " +
+			"in a Replace an error fails the whole list, which is retried with backoff.",
 		Read: []string{
 			"docs/04-informer.md (The transform: the one place an object may be changed) and docs/faq.md #10",
 			"deltafifo/real_fifo.go: RealFIFO.event, RealFIFO.Replace",
