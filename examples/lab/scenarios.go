@@ -9,9 +9,12 @@ func scenarios() []Scenario {
 		addsBeforeSync(),
 		factoryStart(),
 		deltaTypes(),
+		deleteUnknownKey(),
+		periodicResync(),
 		sameRVUpdates(),
 		slowHandler(),
 		handlerPanic(),
+		transformScenario(),
 		handlerMutates(),
 		handlerDoesWork(),
 
