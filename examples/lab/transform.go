@@ -154,7 +154,7 @@ func runTransform(ctx context.Context, lab *Lab) (*Report, error) {
 
 	logs := &lockedBuffer{}
 	o, err := newObserved[*corev1.ConfigMap](lab, lab.Watched, configMaps(ns), informer.FactoryOptions{
-		ResyncPeriod: resyncEvery, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		ResyncPeriod: resyncEvery, Logger: lab.logTo(logs, slog.LevelWarn),
 	})
 	if err != nil {
 		return nil, err
@@ -383,10 +383,13 @@ func transformRecorded(r recorded) Check {
 		return check("live's refused event queued nothing; its next was queued, applied and handled", false, "%d watch events for live after the refused write", len(watched))
 	}
 	refused, next := watched[0].ResourceVersion, watched[1].ResourceVersion
-	return check("live's refused event queued nothing and reached neither the cache nor the handler; its next was queued, applied and handled",
-		at(refused, trace.Queued) == 0 && at(refused, trace.Applied) == 0 && at(refused, trace.HandlerCalled) == 0 &&
+	logged := len(r.after(rejectDo).of(trace.Logged).where(func(e trace.Event) bool {
+		return e.Type == "ERROR" && strings.Contains(e.Detail, "store rejected a watch event") && strings.Contains(e.Attrs, "/live")
+	}))
+	return check("live's refused event queued nothing, reached neither the cache nor the handler, and was logged; its next was queued, applied and handled",
+		at(refused, trace.Queued) == 0 && at(refused, trace.Applied) == 0 && at(refused, trace.HandlerCalled) == 0 && logged == 1 &&
 			at(next, trace.Queued) == 1 && at(next, trace.Applied) == 1 && at(next, trace.HandlerCalled) >= 1,
-		"rv %s: queued %d, applied %d, handled %d; rv %s: queued %d, applied %d, handled %d",
-		refused, at(refused, trace.Queued), at(refused, trace.Applied), at(refused, trace.HandlerCalled),
+		"rv %s: queued %d, applied %d, handled %d, logged %d; rv %s: queued %d, applied %d, handled %d",
+		refused, at(refused, trace.Queued), at(refused, trace.Applied), at(refused, trace.HandlerCalled), logged,
 		next, at(next, trace.Queued), at(next, trace.Applied), at(next, trace.HandlerCalled))
 }
