@@ -106,11 +106,22 @@ func (s *SharedIndexInformer[T]) applyDelta(d deltafifo.Delta[T], isInInitialLis
 		}
 		s.processor.distribute(notification[T]{kind: addNotification, newObj: d.Object, isInInitialList: isInInitialList}, false)
 	case deltafifo.Deleted:
+		held := true
+		if s.opts.Tracer != nil {
+			// Why ask first, when tracing: a RealFIFO passes on every delete, one for an
+			// object the cache never held included (client-go: processDeltas does the
+			// same), and the trace should not show index values it never removed.
+			_, held, _ = s.indexer.Get(d.Object)
+		}
 		if err := s.indexer.Delete(d.Object); err != nil {
 			return err
 		}
 		if s.opts.Tracer != nil {
-			s.traceApplied("delete", d.Object, true, d.Object, "")
+			detail := ""
+			if !held {
+				detail = "the cache did not hold it: nothing removed"
+			}
+			s.traceApplied("delete", d.Object, true, d.Object, detail)
 		}
 		s.processor.distribute(notification[T]{kind: deleteNotification, oldObj: d.Object, tombstone: d.Tombstone}, false)
 	case deltafifo.ReplacedAll:

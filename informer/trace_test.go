@@ -118,3 +118,40 @@ func TestTheInformerTracesEachIndexerWriteFanOutAndHandlerCall(t *testing.T) {
 		})
 	}
 }
+
+// A DELETED watch event for an object the cache never held (a missed ADDED, as the
+// lab's delete-unknown-key scenario makes one): the classic DeltaFIFO drops it; a
+// RealFIFO passes it on, and the informer's trace says the delete removed nothing
+// instead of naming index values the cache never had.
+func TestADeleteOfAnObjectTheCacheNeverHeldIsTracedAsRemovingNothing(t *testing.T) {
+	for _, q := range pipelines {
+		t.Run(q.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rec trace.Recorder
+				src := fakeapi.New[*corev1.ConfigMap]()
+				inf := newInformer(q, src, informer.Options[*corev1.ConfigMap]{
+					Name: "configmaps",
+					Indexers: indexer.Indexers[*corev1.ConfigMap]{"color": func(o *corev1.ConfigMap) ([]string, error) {
+						return []string{o.Data["color"]}, nil
+					}},
+					Tracer: trace.New(rec.Record),
+				})
+				_, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "recorder"})
+				require.NoError(t, err)
+				running(t, inf)
+				synctest.Wait()
+
+				src.Delete(cm("ghost", "color", "gray")) // never created: a DELETED for an unknown key
+				synctest.Wait()
+				want := []string{
+					`applied delete ns/ghost to the indexer (the cache did not hold it: nothing removed)`,
+					`fanned out delete ns/ghost to 1 handler`,
+				}
+				if q.queue != informer.RealFIFOQueue {
+					want = nil // DeltaFIFO: neither queued nor known, dropped
+				}
+				assert.Equal(t, want, sentencesOf(rec.Events(), trace.Informer, "configmaps"))
+			})
+		})
+	}
+}

@@ -93,7 +93,8 @@ const (
 // Informer kinds.
 const (
 	// Applied: a delta was written to the indexer. Type (add, update, delete), Key,
-	// ResourceVersion, Detail (which index values changed, if any index is defined).
+	// ResourceVersion, Detail (which index values changed, if any index is defined;
+	// for a delete of an object the cache did not hold, that nothing was removed).
 	Applied Kind = "applied"
 	// FannedOut: a notification went to Listeners handlers; Skipped listeners were not
 	// due for the resync this notification is. Type (add, update, delete), Key,
