@@ -215,10 +215,13 @@ const resyncEvery = time.Second
 
 // handlerCall is one notification a recording handler received.
 type handlerCall struct {
-	kind           string // add, update, delete
+	at             time.Time // when the handler was called
+	kind           string    // add, update, delete
 	name           string
 	oldRV, newRV   string // add: newRV; delete: oldRV
 	initial, stone bool   // add: isInInitialList; delete: tombstone set
+	same           bool   // update: old and new are the very same object (a resync)
+	managed        int    // managedFields entries in what the handler was given (update: old's and new's)
 }
 
 // String is the call as the handler saw it.
@@ -246,21 +249,42 @@ type callRecorder[T indexer.Object] struct {
 // handler returns the recording handler funcs.
 func (c *callRecorder[T]) handler() informer.HandlerFuncs[T] {
 	rec := func(h handlerCall) {
+		h.at = time.Now()
 		c.mu.Lock()
 		c.calls = append(c.calls, h)
 		c.mu.Unlock()
 	}
 	return informer.HandlerFuncs[T]{
 		AddFunc: func(obj T, initial bool) {
-			rec(handlerCall{kind: "add", name: obj.GetName(), newRV: obj.GetResourceVersion(), initial: initial})
+			rec(handlerCall{kind: "add", name: obj.GetName(), newRV: obj.GetResourceVersion(), initial: initial, managed: len(obj.GetManagedFields())})
 		},
 		UpdateFunc: func(oldObj, newObj T) {
-			rec(handlerCall{kind: "update", name: newObj.GetName(), oldRV: oldObj.GetResourceVersion(), newRV: newObj.GetResourceVersion()})
+			rec(handlerCall{kind: "update", name: newObj.GetName(), oldRV: oldObj.GetResourceVersion(), newRV: newObj.GetResourceVersion(),
+				same: any(oldObj) == any(newObj), managed: len(oldObj.GetManagedFields()) + len(newObj.GetManagedFields())})
 		},
 		DeleteFunc: func(d informer.DeletedObject[T]) {
-			rec(handlerCall{kind: "delete", name: d.GetName(), oldRV: d.OptionalObj.GetResourceVersion(), stone: d.FinalStateUnknown != nil})
+			rec(handlerCall{kind: "delete", name: d.GetName(), oldRV: d.OptionalObj.GetResourceVersion(), stone: d.FinalStateUnknown != nil,
+				managed: len(d.OptionalObj.GetManagedFields())})
 		},
 	}
+}
+
+// all returns every call, in order.
+func (c *callRecorder[T]) all() []handlerCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.calls)
+}
+
+// between returns the calls of kind made in [from, to).
+func (c *callRecorder[T]) between(kind string, from, to time.Time) []handlerCall {
+	var out []handlerCall
+	for _, h := range c.all() {
+		if h.kind == kind && !h.at.Before(from) && h.at.Before(to) {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // of returns the calls about name, in order.

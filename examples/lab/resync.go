@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,64 +48,6 @@ const resyncsToSee = 3
 // recording is cut there.
 const realChange = "PUT cm-0 with new data"
 
-// updateCall is one OnUpdate a resyncRecorder received.
-type updateCall struct {
-	at           time.Time
-	name         string
-	oldRV, newRV string
-	same         bool // old and new are the very same object
-}
-
-// resyncRecorder is a handler that counts its adds and records every update.
-type resyncRecorder struct {
-	mu      sync.Mutex
-	adds    int          // guarded by mu
-	updates []updateCall // guarded by mu
-}
-
-func (c *resyncRecorder) handler() informer.HandlerFuncs[*corev1.ConfigMap] {
-	return informer.HandlerFuncs[*corev1.ConfigMap]{
-		AddFunc: func(*corev1.ConfigMap, bool) {
-			c.mu.Lock()
-			c.adds++
-			c.mu.Unlock()
-		},
-		UpdateFunc: func(oldObj, newObj *corev1.ConfigMap) {
-			u := updateCall{at: time.Now(), name: newObj.Name, oldRV: oldObj.ResourceVersion, newRV: newObj.ResourceVersion, same: oldObj == newObj}
-			c.mu.Lock()
-			c.updates = append(c.updates, u)
-			c.mu.Unlock()
-		},
-	}
-}
-
-// between returns the updates received in [from, to).
-func (c *resyncRecorder) between(from, to time.Time) []updateCall {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []updateCall
-	for _, u := range c.updates {
-		if !u.at.Before(from) && u.at.Before(to) {
-			out = append(out, u)
-		}
-	}
-	return out
-}
-
-// hasUpdate returns a condition: an update of name to rv has been received.
-func (c *resyncRecorder) hasUpdate(name, rv string) func() bool {
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for _, u := range c.updates {
-			if u.name == name && u.newRV == rv {
-				return true
-			}
-		}
-		return false
-	}
-}
-
 // runPeriodicResync runs one informer with a 1s resync and two handlers, one of
 // them registered with ResyncPeriod 0, lets it resync a few times untouched, then
 // makes one real change.
@@ -127,7 +68,7 @@ func runPeriodicResync(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	defer o.stop()
 	f, rec, inf := o.factory, o.rec, o.SharedIndexInformer
-	due, off := &resyncRecorder{}, &resyncRecorder{}
+	due, off := &callRecorder[*corev1.ConfigMap]{}, &callRecorder[*corev1.ConfigMap]{}
 	dueReg, err := inf.AddEventHandlerWithOptions(due.handler(), informer.HandlerOptions{Name: resyncingHandler})
 	if err != nil {
 		return nil, err
@@ -169,7 +110,8 @@ func runPeriodicResync(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	if err := await(ctx, awaitLong, "both handlers to get cm-0's change", func() bool {
-		return due.hasUpdate("cm-0", changed.ResourceVersion)() && off.hasUpdate("cm-0", changed.ResourceVersion)()
+		isChange := func(h handlerCall) bool { return h.kind == "update" && h.newRV == changed.ResourceVersion }
+		return due.has("cm-0", isChange)() && off.has("cm-0", isChange)()
 	}); err != nil {
 		return nil, err
 	}
@@ -232,8 +174,8 @@ func runPeriodicResync(ctx context.Context, lab *Lab) (*Report, error) {
 	r.See("%d resyncs measured, %s apart (the timer restarts after each resync); in them: %d SyncAll queued, %d updates fanned out (%d to 1 handler with 1 not due), "+
 		"%d watch events, %d writes to the cache", resyncsToSee, strings.Join(intervals, ", "), syncAll, fanned, skippedOne, watchEvents, applied)
 
-	quietDue := due.between(syncedAt, putAt)
-	quietOff := off.between(syncedAt, putAt)
+	quietDue := due.between("update", syncedAt, putAt)
+	quietOff := off.between("update", syncedAt, putAt)
 	sameObj := 0
 	for _, u := range quietDue {
 		if u.same && u.oldRV == u.newRV {
@@ -242,8 +184,8 @@ func runPeriodicResync(ctx context.Context, lab *Lab) (*Report, error) {
 	}
 	r.See("from the sync to the PUT: %q got %d updates, %d of them OnUpdate(obj, obj) with old and new the very same object; %q got %d",
 		resyncingHandler, len(quietDue), sameObj, noResyncHandler, len(quietOff))
-	dueChange, offChange := due.between(putAt, time.Now()), off.between(putAt, time.Now())
-	changeOf := func(us []updateCall) string {
+	dueChange, offChange := due.between("update", putAt, time.Now()), off.between("update", putAt, time.Now())
+	changeOf := func(us []handlerCall) string {
 		for _, u := range us {
 			if u.name == "cm-0" && u.newRV == changed.ResourceVersion {
 				return fmt.Sprintf("OnUpdate(rv %s → %s)", u.oldRV, u.newRV)

@@ -97,47 +97,6 @@ func (s *stripper) called(key, rv string) func() bool {
 	}
 }
 
-// seenCall is one handler call and the managedFields entries of what it was given.
-type seenCall struct {
-	at           time.Time
-	kind, name   string
-	oldRV, newRV string // add: newRV; delete: oldRV
-	managed      int
-}
-
-// seenRecorder is a handler recording every call.
-type seenRecorder struct {
-	mu    sync.Mutex
-	calls []seenCall // guarded by mu
-}
-
-func (s *seenRecorder) handler() informer.HandlerFuncs[*corev1.ConfigMap] {
-	rec := func(c seenCall) {
-		c.at = time.Now()
-		s.mu.Lock()
-		s.calls = append(s.calls, c)
-		s.mu.Unlock()
-	}
-	return informer.HandlerFuncs[*corev1.ConfigMap]{
-		AddFunc: func(obj *corev1.ConfigMap, _ bool) {
-			rec(seenCall{kind: "add", name: obj.Name, newRV: obj.ResourceVersion, managed: len(obj.ManagedFields)})
-		},
-		UpdateFunc: func(oldObj, newObj *corev1.ConfigMap) {
-			rec(seenCall{kind: "update", name: newObj.Name, oldRV: oldObj.ResourceVersion, newRV: newObj.ResourceVersion,
-				managed: len(oldObj.ManagedFields) + len(newObj.ManagedFields)})
-		},
-		DeleteFunc: func(d informer.DeletedObject[*corev1.ConfigMap]) {
-			rec(seenCall{kind: "delete", name: d.GetName(), oldRV: d.OptionalObj.ResourceVersion, managed: len(d.OptionalObj.ManagedFields)})
-		},
-	}
-}
-
-func (s *seenRecorder) all() []seenCall {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]seenCall(nil), s.calls...)
-}
-
 // runTransform sets a managedFields-stripping transform on an informer, lets it list
 // two ConfigMaps, adds one, has the transform refuse one of its updates, writes it
 // again, and waits for a resync.
@@ -165,7 +124,7 @@ func runTransform(ctx context.Context, lab *Lab) (*Report, error) {
 	if err := inf.SetTransform(tf.transform); err != nil {
 		return nil, err
 	}
-	seen := &seenRecorder{}
+	seen := &callRecorder[*corev1.ConfigMap]{}
 	reg, err := inf.AddEventHandlerWithOptions(seen.handler(), informer.HandlerOptions{Name: "sees"})
 	if err != nil {
 		return nil, err
@@ -271,7 +230,7 @@ func runTransform(ctx context.Context, lab *Lab) (*Report, error) {
 	for _, l := range logs.linesWith("store rejected a watch event") {
 		r.See("log: %s", withoutTime(l))
 	}
-	var nextUpdate *seenCall
+	var nextUpdate *handlerCall
 	for i, c := range handled {
 		if c.name == "live" && c.kind == "update" && c.oldRV != c.newRV {
 			nextUpdate = &handled[i]
