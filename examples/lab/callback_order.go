@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -113,7 +112,7 @@ func runCallbackOrder(ctx context.Context, lab *Lab) (*Report, error) {
 		return nil, err
 	}
 	created, createdRV := time.Now(), foo.ResourceVersion
-	r.Do("create: POST Foo %s (deploymentName %s, replicas 1), wait until the Foo's status and the Deployment show 1 available replica", fooKey, name)
+	r.Do(createFoo+"%s (deploymentName %s, replicas 1), wait until the Foo's status and the Deployment show 1 available replica", fooKey, name)
 	if err := settled(1, "1 available replica"); err != nil {
 		return nil, err
 	}
@@ -260,36 +259,30 @@ func writeCalls(r *Report, calls []phasedCall, start time.Time, notes map[string
 // scaleFoo sets the Foo's replicas, re-reading it after a 409 Conflict (the controller
 // writes its status meanwhile), and returns the resourceVersion of the write.
 func scaleFoo(ctx context.Context, foos *fooclient.Client, ns, name string, replicas int32) (string, error) {
-	for range 10 {
+	var rv string
+	err := retryOnConflict(ctx, func() error {
 		foo, err := foos.Foos(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return "", err
+			return err
 		}
 		foo.Spec.Replicas = ptr.To(replicas)
-		foo, err = foos.Foos(ns).Update(ctx, foo, metav1.UpdateOptions{})
-		if err == nil {
-			return foo.ResourceVersion, nil
+		if foo, err = foos.Foos(ns).Update(ctx, foo, metav1.UpdateOptions{}); err != nil {
+			return err
 		}
-		if !apierrors.IsConflict(err) {
-			return "", err
-		}
-	}
-	return "", errors.New("scaling the Foo: 10 conflicts in a row")
+		rv = foo.ResourceVersion
+		return nil
+	})
+	return rv, err
 }
+
+// createFoo begins the description of an action that creates a Foo, followed by its
+// key: the recording checks find the key there (recorded.actionKey).
+const createFoo = "create: POST Foo "
 
 // callbackOrderRecorded: on create, enqueueFoo's add came first, then
 // handleDeployment's add of the Deployment.
 func callbackOrderRecorded(r recorded) Check {
-	// Why the key from the create's action, not any key ending in /example: an object
-	// of that name an earlier scenario left in a namespace still being deleted reaches
-	// these cluster-wide informers too, in their initial list.
-	key := ""
-	for _, e := range r.of(trace.Action) {
-		if rest, ok := strings.CutPrefix(e.Detail, "create: POST Foo "); ok {
-			key, _, _ = strings.Cut(rest, " ")
-			break
-		}
-	}
+	key := r.actionKey(createFoo)
 	calls := r.of(trace.HandlerCalled).where(func(e trace.Event) bool { return key != "" && e.Key == key })
 	ok := len(calls) >= 2 && calls[0].Source == "enqueueFoo" && calls[0].Type == "add" &&
 		calls[1].Source == "handleDeployment" && calls[1].Type == "add"

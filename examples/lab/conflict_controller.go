@@ -119,6 +119,8 @@ func (c *conflictCtl) sync(ctx context.Context, key string) error {
 // retryOnConflict calls fn until it returns anything but a 409 Conflict, at most 4
 // times, pausing 10ms plus up to 10% jitter before each call: client-go's
 // DefaultRetry (5 steps) with the first step already spent on the write from the cache.
+// The scenarios that scale a Foo or a Deployment while a controller writes its status
+// (scaleFoo, scaleDeployment) retry with it too.
 //
 // client-go: util/retry/util.go RetryOnConflict (with DefaultRetry)
 func retryOnConflict(ctx context.Context, fn func() error) error {

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -68,7 +66,7 @@ func runDeploymentEditedByHand(ctx context.Context, lab *Lab) (*Report, error) {
 	}, metav1.CreateOptions{}); err != nil {
 		return nil, err
 	}
-	r.Do("create: POST Foo %s (deploymentName %s, replicas 1), wait until foo-controller has created the Deployment and its cache holds it", key, name)
+	r.Do(createFoo+"%s (deploymentName %s, replicas 1), wait until foo-controller has created the Deployment and its cache holds it", key, name)
 	var dep appsv1.Deployment
 	if err := await(ctx, awaitLong, "the Deployment, in foo-controller's cache", func() bool {
 		if apps.Get().Namespace(ns).Resource("deployments").Name(name).Do(ctx).Into(&dep) != nil {
@@ -149,22 +147,16 @@ func runDeploymentEditedByHand(ctx context.Context, lab *Lab) (*Report, error) {
 // Conflict (kube-controller-manager writes its status meanwhile), and returns the
 // resourceVersion of the write.
 func scaleDeployment(ctx context.Context, apps *rest.RESTClient, ns, name string, replicas int32) (string, error) {
-	for range 10 {
+	var out appsv1.Deployment
+	err := retryOnConflict(ctx, func() error {
 		var dep appsv1.Deployment
 		if err := apps.Get().Namespace(ns).Resource("deployments").Name(name).Do(ctx).Into(&dep); err != nil {
-			return "", err
+			return err
 		}
 		dep.Spec.Replicas = ptr.To(replicas)
-		var out appsv1.Deployment
-		err := apps.Put().Namespace(ns).Resource("deployments").Name(name).Body(&dep).Do(ctx).Into(&out)
-		if err == nil {
-			return out.ResourceVersion, nil
-		}
-		if !apierrors.IsConflict(err) {
-			return "", err
-		}
-	}
-	return "", errors.New("scaling the Deployment: 10 conflicts in a row")
+		return apps.Put().Namespace(ns).Resource("deployments").Name(name).Body(&dep).Do(ctx).Into(&out)
+	})
+	return out.ResourceVersion, err
 }
 
 // deploymentEditedByHandRecorded: after the hand edit, handleDeployment was called for
@@ -172,7 +164,8 @@ func scaleDeployment(ctx context.Context, apps *rest.RESTClient, ns, name string
 // reconciled that key and handleDeployment heard the Deployment again (the
 // controller's write; it may arrive before the sync that wrote it has ended).
 func deploymentEditedByHandRecorded(r recorded) Check {
-	after := r.after(handEdit).about("/example")
+	key := r.actionKey(createFoo) // the Deployment has the Foo's name, hence its key
+	after := r.after(handEdit).where(func(e trace.Event) bool { return key != "" && e.Key == key })
 	var seq []string
 	for _, e := range after {
 		switch {

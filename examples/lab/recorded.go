@@ -51,6 +51,21 @@ func (r recorded) after(what string) recorded {
 	return nil
 }
 
+// actionKey is the namespace/name the first action whose description starts with
+// prefix names right after it ("create: POST Foo ns/example (…" → "ns/example"); ""
+// if no action does. A check follows that exact key: an object of the same name an
+// earlier scenario left in a namespace still being deleted reaches cluster-wide
+// informers too.
+func (r recorded) actionKey(prefix string) string {
+	for _, e := range r.of(trace.Action) {
+		if rest, ok := strings.CutPrefix(e.Detail, prefix); ok {
+			key, _, _ := strings.Cut(rest, " ")
+			return key
+		}
+	}
+	return ""
+}
+
 // before is the events before the first action whose description contains what;
 // all of them if there is no such action.
 func (r recorded) before(what string) recorded {
