@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 forbidden='^k8s.io/client-go/(tools/cache|tools/pager|tools/leaderelection|util/workqueue|informers|listers|kubernetes|dynamic)(/|$)'
-bad=$(go list -f '{{$p := .ImportPath}}{{range .Imports}}{{$p}} {{.}}{{"\n"}}{{end}}{{range .TestImports}}{{$p}} {{.}}{{"\n"}}{{end}}{{range .XTestImports}}{{$p}} {{.}}{{"\n"}}{{end}}' ./... \
-	| awk -v re="$forbidden" '$2 ~ re' | sort -u)
+# One listing for both rules: "package import code" or "package import test".
+imports=$(go list -f '{{$p := .ImportPath}}{{range .Imports}}{{$p}} {{.}} code{{"\n"}}{{end}}{{range .TestImports}}{{$p}} {{.}} test{{"\n"}}{{end}}{{range .XTestImports}}{{$p}} {{.}} test{{"\n"}}{{end}}' ./...)
+bad=$(awk -v re="$forbidden" '$2 ~ re {print $1, $2}' <<<"$imports" | sort -u)
 if [ -n "$bad" ]; then
 	echo "forbidden imports of client-go's informer machinery (only bench/, parity/ and hack/ may):" >&2
 	echo "$bad" >&2
@@ -18,8 +19,7 @@ echo "imports ok: no root-module package imports client-go's tools/cache, tools/
 # doc checks, sample objects); internal/'s other packages are compiled into the library.
 # A library package's own code (not its tests) must not reach a rig. The examples may:
 # their programs start the embedded control plane (internal/testrig/testenv).
-rigs=$(go list -f '{{$p := .ImportPath}}{{range .Imports}}{{$p}} {{.}}{{"\n"}}{{end}}' ./... \
-	| awk '$2 ~ /\/internal\/testrig(\/|$)/ && $1 !~ /\/(examples|internal\/testrig)(\/|$)/' | sort -u)
+rigs=$(awk '$3 == "code" && $2 ~ /\/internal\/testrig(\/|$)/ && $1 !~ /\/(examples|internal\/testrig)(\/|$)/ {print $1, $2}' <<<"$imports" | sort -u)
 if [ -n "$rigs" ]; then
 	echo "library code imports a test rig (internal/testrig is for tests and the examples):" >&2
 	echo "$rigs" >&2
