@@ -25,6 +25,9 @@ var (
 	ErrKeyFunc = errors.New("key function failed")
 	// ErrNotFound: a Lister's Get found no object with that name.
 	ErrNotFound = errors.New("object not found in cache")
+	// ErrInvalidOptions: a constructor was given options it cannot work with (a
+	// negative size or duration); the message names the field.
+	ErrInvalidOptions = errors.New("indexer: invalid options")
 )
 
 // NotFoundError is what a Lister's Get returns for a missing object. It wraps

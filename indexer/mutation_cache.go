@@ -42,6 +42,9 @@ import (
 //   - The backing store is one Indexer, serving GetByKey and ByIndex alike; client-go
 //     takes a Store and an optional Indexer.
 //   - A resourceVersion that is not an integer is logged and ignored; client-go panics.
+//   - A negative MaxCacheSize or TTL is refused by NewMutationCache with an error;
+//     client-go panics in NewIntegerResourceVersionMutationCacheWithOptions on a
+//     negative size.
 //   - Keys are MetaNamespaceKeyFunc's, as in client-go.
 //
 // client-go: tools/cache/mutation_cache.go MutationCache, mutationCache
@@ -75,14 +78,15 @@ type mutation[T Object] struct {
 //
 // client-go: tools/cache/mutation_cache.go MutationCacheOptions
 type MutationCacheOptions struct {
-	// TTL is how long a written object is remembered. Zero means 5 minutes.
+	// TTL is how long a written object is remembered. Zero means 5 minutes; a negative
+	// TTL is an error.
 	TTL time.Duration
 	// IncludeAdds makes reads return written objects the informer does not have yet
 	// (a create it has not seen). Without it a key the informer does not have is
 	// missing, since "not seen yet" cannot be told from "deleted since".
 	IncludeAdds bool
 	// MaxCacheSize is how many written objects are remembered; adding one more forgets
-	// the least recently used. Zero means 100.
+	// the least recently used. Zero means 100; a negative size is an error.
 	MaxCacheSize int
 	// Logger receives the errors the cache does not return (a key or resourceVersion
 	// that cannot be read). Nil means slog.Default().
@@ -90,10 +94,17 @@ type MutationCacheOptions struct {
 }
 
 // NewMutationCache returns a MutationCache over backing, usually an informer's
-// Indexer.
+// Indexer. A negative MaxCacheSize or TTL is refused with an error wrapping
+// ErrInvalidOptions that names the field.
 //
 // client-go: tools/cache/mutation_cache.go NewIntegerResourceVersionMutationCacheWithOptions
-func NewMutationCache[T Object](backing Indexer[T], opts MutationCacheOptions) *MutationCache[T] {
+func NewMutationCache[T Object](backing Indexer[T], opts MutationCacheOptions) (*MutationCache[T], error) {
+	if opts.MaxCacheSize < 0 {
+		return nil, fmt.Errorf("%w: MaxCacheSize %d is negative (0 means 100)", ErrInvalidOptions, opts.MaxCacheSize)
+	}
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("%w: TTL %s is negative (0 means 5m)", ErrInvalidOptions, opts.TTL)
+	}
 	if opts.TTL == 0 {
 		opts.TTL = 5 * time.Minute
 	}
@@ -109,7 +120,7 @@ func NewMutationCache[T Object](backing Indexer[T], opts MutationCacheOptions) *
 		ttl:         opts.TTL,
 		includeAdds: opts.IncludeAdds,
 		written:     newExpiringLRU[mutation[T]](opts.MaxCacheSize),
-	}
+	}, nil
 }
 
 // GetByKey returns the newer of the informer's copy of key and the object last written
@@ -169,12 +180,16 @@ func (c *MutationCache[T]) ByIndex(indexName, indexedValue string) ([]T, error) 
 		return out, nil
 	}
 	indexFunc := c.backing.GetIndexers()[indexName]
+	// Invariant: every written entry is read, least recently used first, the ones the
+	// index already served included, so the LRU's order is what it was before the
+	// call. Why: skipping the served ones would leave them least recently used, and the
+	// next Mutation would evict the write of an object the caller just read.
 	for _, key := range c.written.keys() {
-		if _, found := slices.BinarySearch(keys, key); found { // IndexKeys is sorted
-			continue
-		}
 		m, ok := c.written.get(key)
 		if !ok || m.deleted {
+			continue
+		}
+		if _, found := slices.BinarySearch(keys, key); found { // IndexKeys is sorted
 			continue
 		}
 		values, err := indexFunc(m.obj)

@@ -28,7 +28,9 @@ func version(name string, uid types.UID, rv string, labels ...string) *corev1.Co
 func newMutationCache(t *testing.T, includeAdds bool) (Indexer[*corev1.ConfigMap], *MutationCache[*corev1.ConfigMap]) {
 	t.Helper()
 	store := newCMIndexer()
-	return store, NewMutationCache(store, MutationCacheOptions{TTL: time.Minute, IncludeAdds: includeAdds, Logger: slog.New(slog.DiscardHandler)})
+	mc, err := NewMutationCache(store, MutationCacheOptions{TTL: time.Minute, IncludeAdds: includeAdds, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	return store, mc
 }
 
 // rvOf reads key through mc: its resourceVersion, or "missing".
@@ -209,7 +211,8 @@ func TestByIndexAddsWritesThatMovedToTheValueAndSkipsOthers(t *testing.T) {
 func TestAWriteIsForgottenAfterItsTTLOrWhenTheLRUIsFull(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := newCMIndexer()
-		mc := NewMutationCache(store, MutationCacheOptions{TTL: time.Minute, IncludeAdds: true, MaxCacheSize: 2})
+		mc, err := NewMutationCache(store, MutationCacheOptions{TTL: time.Minute, IncludeAdds: true, MaxCacheSize: 2})
+		require.NoError(t, err)
 		mc.Mutation(version("a", "ua", "1"))
 		time.Sleep(30 * time.Second)
 		mc.Mutation(version("b", "ub", "1"))
@@ -227,7 +230,8 @@ func TestAWriteIsForgottenAfterItsTTLOrWhenTheLRUIsFull(t *testing.T) {
 
 func TestTheZeroOptionsKeep100WritesFor5Minutes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mc := NewMutationCache(newCMIndexer(), MutationCacheOptions{IncludeAdds: true})
+		mc, err := NewMutationCache(newCMIndexer(), MutationCacheOptions{IncludeAdds: true})
+		require.NoError(t, err)
 		for i := range 101 {
 			mc.Mutation(version(string(rune('a'+i/26))+string(rune('a'+i%26)), "u", "1"))
 		}
@@ -243,7 +247,8 @@ func TestTheZeroOptionsKeep100WritesFor5Minutes(t *testing.T) {
 func TestAResourceVersionThatIsNotAnIntegerIsLoggedNotRemembered(t *testing.T) {
 	store := newCMIndexer()
 	rec := &testlog.Recorder{}
-	mc := NewMutationCache(store, MutationCacheOptions{IncludeAdds: true, Logger: slog.New(rec)})
+	mc, err := NewMutationCache(store, MutationCacheOptions{IncludeAdds: true, Logger: slog.New(rec)})
+	require.NoError(t, err)
 	mc.Mutation(version("cm", "u1", "abc"))
 	assert.Equal(t, "missing", rvOf(t, mc, "ns/cm"))
 	assert.Len(t, rec.Lines(`resourceVersion "abc" is not an integer`), 1, "%v", rec.Lines(""))
@@ -255,4 +260,35 @@ func TestAResourceVersionThatIsNotAnIntegerIsLoggedNotRemembered(t *testing.T) {
 	mc.Mutation(version("odd", "u2", "5"))
 	assert.Equal(t, "x1", rvOf(t, mc, "ns/odd"), "the informer's copy wins when the two cannot be compared")
 	assert.Len(t, rec.Lines("not an integer"), 2)
+}
+
+// TestByIndexKeepsTheLRUsOrder: ByIndex with IncludeAdds reads every written entry, the
+// ones the informer's index served included, as client-go 1.37's mutationCache.ByIndex
+// does. Skipping the served ones would leave them least recently used, and the next
+// Mutation would evict the caller's own write of an object it just read.
+func TestByIndexKeepsTheLRUsOrder(t *testing.T) {
+	store := newCMIndexer()
+	mc, err := NewMutationCache(store, MutationCacheOptions{TTL: time.Minute, IncludeAdds: true, MaxCacheSize: 2, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.NoError(t, store.Add(version("served", "u1", "1", "app", "a")))
+	mc.Mutation(version("served", "u1", "5", "app", "a")) // newer than the informer's copy
+	mc.Mutation(version("other", "u2", "3", "app", "b"))  // a create under another value
+
+	objs, err := mc.ByIndex("app", "a")
+	require.NoError(t, err)
+	require.Len(t, objs, 1)
+	assert.Equal(t, "5", objs[0].ResourceVersion, "the written copy is served")
+
+	mc.Mutation(version("third", "u3", "1", "app", "c")) // evicts the least recently used
+	assert.Equal(t, "5", rvOf(t, mc, "ns/served"), "the entry ByIndex served was read last, so it is kept")
+	assert.Equal(t, "missing", rvOf(t, mc, "ns/other"), "the entry read before it is the one evicted")
+}
+
+func TestNewMutationCacheRefusesANegativeSize(t *testing.T) {
+	_, err := NewMutationCache(newCMIndexer(), MutationCacheOptions{MaxCacheSize: -1})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	assert.ErrorContains(t, err, "MaxCacheSize -1")
+	_, err = NewMutationCache(newCMIndexer(), MutationCacheOptions{TTL: -time.Second})
+	require.ErrorIs(t, err, ErrInvalidOptions)
+	assert.ErrorContains(t, err, "TTL -1s")
 }

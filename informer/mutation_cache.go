@@ -8,8 +8,9 @@ import "github.com/kubeinternals/informers/indexer"
 // caught up with it and recognises a write answered after its object was deleted.
 // Register it on the informer whose Indexer mc reads:
 //
-//	mc := indexer.NewMutationCache(inf.Indexer(), indexer.MutationCacheOptions{IncludeAdds: true})
-//	_, err := inf.AddEventHandler(informer.MutationCacheHandler(mc))
+//	mc, err := indexer.NewMutationCache(inf.Indexer(), indexer.MutationCacheOptions{IncludeAdds: true})
+//	// …
+//	_, err = inf.AddEventHandler(informer.MutationCacheHandler(mc))
 //
 // A delete whose OptionalObj is missing (possible only for a DeletedObject built by
 // hand) is skipped: the deletion has no resourceVersion to compare.

@@ -15,7 +15,8 @@ import (
 func TestMutationCacheHandlerReportsEachChangeToTheCache(t *testing.T) {
 	at := func(rv string) *corev1.ConfigMap { c := cm("a"); c.UID, c.ResourceVersion = "u1", rv; return c }
 	store := indexer.New(indexer.Options[*corev1.ConfigMap]{})
-	mc := indexer.NewMutationCache(store, indexer.MutationCacheOptions{IncludeAdds: true, Logger: slog.New(slog.DiscardHandler)})
+	mc, err := indexer.NewMutationCache(store, indexer.MutationCacheOptions{IncludeAdds: true, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	h := informer.MutationCacheHandler(mc)
 	read := func() string {
 		obj, exists, err := mc.GetByKey("ns/a")

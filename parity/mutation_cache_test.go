@@ -106,9 +106,12 @@ type mcSide struct {
 
 func newOursMC(includeAdds bool) *mcSide {
 	ix := indexer.New(indexer.Options[*corev1.ConfigMap]{Indexers: oursIndexers([]string{indexer.NamespaceIndex, "teams"})})
-	mc := indexer.NewMutationCache(ix, indexer.MutationCacheOptions{
+	mc, err := indexer.NewMutationCache(ix, indexer.MutationCacheOptions{
 		TTL: mcTTL, IncludeAdds: includeAdds, MaxCacheSize: mcSize, Logger: slog.New(slog.DiscardHandler),
 	})
+	if err != nil {
+		panic(err) // fixed, valid options
+	}
 	return &mcSide{
 		store: func(set *corev1.ConfigMap, del string) {
 			if set != nil {

@@ -66,8 +66,11 @@ func runReadYourWrites(ctx context.Context, lab *Lab) (*Report, error) {
 		if err := inf.Indexer().AddIndexers(indexer.Indexers[*corev1.ConfigMap]{ownerIndex: byOwner}); err != nil {
 			return err
 		}
-		mc = indexer.NewMutationCache(inf.Indexer(), indexer.MutationCacheOptions{IncludeAdds: true, Logger: lab.log})
-		_, err := inf.AddEventHandler(informer.MutationCacheHandler(mc))
+		var err error
+		if mc, err = indexer.NewMutationCache(inf.Indexer(), indexer.MutationCacheOptions{IncludeAdds: true, Logger: lab.log}); err != nil {
+			return err
+		}
+		_, err = inf.AddEventHandler(informer.MutationCacheHandler(mc))
 		return err
 	})
 	if err != nil {
