@@ -72,6 +72,10 @@ func (e *Elector) WriteGateOpen() bool {
 type gatedTransport struct {
 	e    *Elector
 	next http.RoundTripper
+	// admitted, when set (only by tests), runs between the first check that admits a
+	// write and the registration of its cancellation: the window the second check
+	// closes.
+	admitted func()
 }
 
 // RoundTrip sends safe methods as they are, and a write only while the term that
@@ -83,15 +87,24 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	l := t.e.term.Load()
 	if l == nil || !l.admits() {
-		// Pitfall: a RoundTripper must close the body even when it sends nothing.
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		t.e.rejectedWrite(req, "not leading")
-		return nil, ErrWriteGateClosed
+		return nil, t.refuse(req, "not leading")
+	}
+	if t.admitted != nil {
+		t.admitted()
 	}
 	ctx, cancel := context.WithCancelCause(req.Context())
 	stop := context.AfterFunc(l.lease, func() { cancel(ErrWriteGateClosed) })
+	// Invariant: the term is checked again after the cancellation is registered, so
+	// every write is either refused here or cancelled by the AfterFunc when the term
+	// ends. Why: a term that ended between the first check and the registration would
+	// run the AfterFunc in a goroutine of its own, while this one went on to send the
+	// write with a live context — after the release, perhaps after another replica
+	// took over.
+	if !l.admits() {
+		stop()
+		cancel(nil)
+		return nil, t.refuse(req, "the lease ended as the write was admitted")
+	}
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	stop()
 	if err != nil {
@@ -111,6 +124,17 @@ func (t *gatedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// gate's business, but the request's context must live until the body is closed.
 	resp.Body = &releaseOnClose{ReadCloser: resp.Body, release: func() { cancel(nil) }}
 	return resp, nil
+}
+
+// refuse closes the body of a write the gate does not send, counts and logs it, and
+// returns ErrWriteGateClosed.
+func (t *gatedTransport) refuse(req *http.Request, why string) error {
+	// Pitfall: a RoundTripper must close the body even when it sends nothing.
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	t.e.rejectedWrite(req, why)
+	return ErrWriteGateClosed
 }
 
 // WrappedRoundTripper lets client-go's transport helpers see through the gate.

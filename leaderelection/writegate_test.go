@@ -242,3 +242,23 @@ func TestARESTClientsWriteThroughAClosedGateFailsWithErrWriteGateClosed(t *testi
 	require.NoError(t, client.Get().Resource("configmaps").Namespace("ns").Do(t.Context()).Error())
 	assert.EqualValues(t, 1, reached.Load(), "a read passes")
 }
+
+// TestAWriteAdmittedAsTheTermEndsIsRefusedNotSent pins the check-then-act window: the
+// term ends (R4 here, any end alike) after the gate's first check admitted a write and
+// before its cancellation was registered. The write must not reach the server.
+func TestAWriteAdmittedAsTheTermEndsIsRefusedNotSent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0, store := time.Now(), newLeaseStore()
+		s, a, _ := leading(t, t0, store)
+		l := a.e.term.Load()
+		require.NotNil(t, l)
+		gate := &gatedTransport{e: a.e, next: s, admitted: func() {
+			l.lose("R4", "the test ends the term inside the window")
+		}}
+		send(s, gate, http.MethodPut, "/window")
+		synctest.Wait()
+		a.stop()
+		assert.Equal(t, []string{"0s PUT /window: ErrWriteGateClosed"}, s.lines(),
+			"the write admitted as the term ended never reached the server")
+	})
+}
