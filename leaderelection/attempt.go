@@ -37,8 +37,15 @@ type attempt struct {
 //   - A4: fails on any error of the Lock, a 409 Conflict included (another
 //     candidate wrote first).
 //
+// A renewal (renewing: the attempt is part of a term's renewal round) also fails, as
+// R7, when it finds that someone who is not a candidate changed the Lease: it is gone
+// (404 on the fast write or on the read) or its holder was cleared. A renewal never
+// creates the Lease again, so it never races a standby's create (where client-go's
+// would, and would work on until its retry read the winner). The round loses the
+// lease at once on R7.
+//
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.tryAcquireOrRenew
-func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
+func (e *Elector) tryAcquireOrRenew(ctx context.Context, renewing bool) attempt {
 	now := time.Now()
 	mine := Record{
 		Holder:               e.Identity(),
@@ -57,11 +64,25 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
 			e.observeAt(mine, now)
 			return attempt{transition: "R1", ok: true, sent: now}
 		}
+		if renewing && apierrors.IsNotFound(err) {
+			// Transition R7: the Lease was deleted under the leader.
+			return attempt{transition: "R7", reason: fmt.Sprintf("the lease was deleted: %v", err), err: err}
+		}
+		if ctx.Err() != nil {
+			// Transition A4: the round ended (a loss, a stop) while the write was in
+			// flight; nothing more is sent for it.
+			return attempt{transition: "A4", reason: fmt.Sprintf("renewing the lease: %v", err), err: err}
+		}
 		e.log.Debug("renewing without reading failed; reading the lease", "err", err)
 	}
 
 	current, err := e.cfg.Lock.Get(ctx)
 	switch {
+	case apierrors.IsNotFound(err) && renewing:
+		// Transition R7: the Lease was deleted under the leader. Why not create it
+		// again: a standby that saw it gone may create it at its next try, and a
+		// leader that raced it would work beside it until the create failed.
+		return attempt{transition: "R7", reason: fmt.Sprintf("the lease was deleted: %v", err), err: err}
 	case apierrors.IsNotFound(err):
 		// Transition A1: nobody created the Lease yet.
 		if err := e.cfg.Lock.Create(ctx, mine); err != nil {
@@ -86,6 +107,12 @@ func (e *Elector) tryAcquireOrRenew(ctx context.Context) attempt {
 		return attempt{transition: "A2", reason: fmt.Sprintf("held by %s, not expired on this candidate's clock", current.Holder)}
 	}
 
+	if renewing && current.Holder == "" {
+		// Transition R7: someone who is not a candidate cleared the holder (this
+		// candidate releases only after its term). A standby may take it at its next
+		// try: stop rather than race it.
+		return attempt{transition: "R7", reason: "the lease's holder was cleared by someone who is not a candidate"}
+	}
 	transition := "R2"
 	if current.Holder == e.Identity() {
 		// Transition R2: still ours; renew it. Counted before the write, whether it

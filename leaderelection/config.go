@@ -93,6 +93,12 @@ type Callbacks struct {
 	// LeaseContext(ctx) and stop draining when it ends. Run waits for
 	// OnStartedLeading to return before it releases the Lease or calls
 	// OnStoppedLeading. Required.
+	//
+	// Returning while the context is live does not end the term (transition W1, as
+	// in client-go): the lease stays renewed and the write gate open until Run's
+	// context ends or the lease is lost, so `go mgr.Start(ctx); return` keeps
+	// leading. Pitfall: Run cannot wait for work left in such a goroutine; at a
+	// graceful stop it releases the Lease as soon as the context has ended.
 	OnStartedLeading func(ctx context.Context)
 	// OnStoppedLeading is called once when Run returns, whether or not this
 	// candidate ever led (as client-go does). Optional.

@@ -117,8 +117,9 @@ func (l *leadership) renewed(sent time.Time) {
 }
 
 // failed records a failed renewal attempt. A read that showed another holder is a loss
-// at once (R5); so is any failure while draining (S4): the work was told to finish
-// what it holds on the promise that the lease stays ours.
+// at once (R5), and so is a Lease someone who is not a candidate deleted or cleared
+// (R7); so is any failure while draining (S4): the work was told to finish what it
+// holds on the promise that the lease stays ours.
 func (l *leadership) failed(a attempt) {
 	l.mu.Lock()
 	draining := l.draining
@@ -128,6 +129,9 @@ func (l *leadership) failed(a attempt) {
 	case a.transition == "A2":
 		// Transition R5.
 		l.lose("R5", a.reason)
+	case a.transition == "R7":
+		// Transition R7.
+		l.lose("R7", a.reason)
 	case draining:
 		// Transition S4.
 		l.lose("S4", "a renewal failed while the work was draining: "+a.reason)

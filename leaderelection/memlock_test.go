@@ -56,6 +56,15 @@ func (s *leaseStore) set(r Record) {
 	s.writes = append(s.writes, written{at: time.Now(), by: "outsider", rec: r})
 }
 
+// remove deletes the Lease as an outsider would (kubectl delete lease).
+func (s *leaseStore) remove() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exists, s.rec = false, Record{}
+	s.rv++
+	s.writes = append(s.writes, written{at: time.Now(), by: "outsider (delete)"})
+}
+
 func (s *leaseStore) record() Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,6 +157,10 @@ func (l *memLock) Update(ctx context.Context, r Record) error {
 	if l.seen == 0 {
 		l.s.mu.Unlock()
 		return errNotRead
+	}
+	if !l.s.exists {
+		l.s.mu.Unlock()
+		return apierrors.NewNotFound(leases, "lease")
 	}
 	if l.seen != l.s.rv {
 		l.s.mu.Unlock()

@@ -50,7 +50,7 @@ func TestTheMetricsFollowLeadingSlowRenewalsTransitionsLatencyAndRefusedWrites(t
 		// fast renewal conflicts and falls back to reading it (R2, the slow path).
 		time.Sleep(3 * time.Second)
 		store.set(Record{Holder: "a", LeaseDurationSeconds: 15, AcquireTime: time.Now(), RenewTime: time.Now(), Transitions: 7})
-		time.Sleep(3 * time.Second)
+		time.Sleep(2500 * time.Millisecond)
 		store.partition("a", true)
 		time.Sleep(15 * time.Second) // the round fails until RenewDeadline: R4
 		send(&apiserver{t0: t0}, gate, http.MethodPost, "/refused")
@@ -65,7 +65,7 @@ func TestTheMetricsFollowLeadingSlowRenewalsTransitionsLatencyAndRefusedWrites(t
 		assert.Equal(t, 0.0, transitions[0], "the Lease a created")
 		assert.Equal(t, 7.0, transitions[len(transitions)-1], "the outsider's value, read by the slow path")
 		durations := rec.Values(RenewDurationMetricName + "{lease}")
-		assert.Equal(t, []float64{0.3, 0.3, 0.3}, durations, "renewals at 0s, 2.3s and 4.6s (R2), each answered 300ms after it was sent")
+		assert.Equal(t, []float64{0.3, 0.3, 0.3}, durations, "renewals at 0s, 2s and 4s (R2; each round RetryPeriod after the last send), each answered 300ms after it was sent")
 		assert.Equal(t, []float64{1}, rec.Values(GateRejectionsMetricName+"{lease}"))
 	})
 }

@@ -25,6 +25,9 @@ import (
 //     work has returned: with ReleaseOnCancel, clear the Lease's holder (S2); call
 //     OnStoppedLeading (S3).
 //
+// A work that returns while ctx is live leaves the term running until ctx ends or
+// the lease is lost (transition W1, as in client-go).
+//
 // Run returns nil after a graceful stop and an error wrapping ErrLeaseLost when the
 // lease was lost; a controller usually exits on that error, as client-go's callers
 // exit in OnStoppedLeading. Run may be called again after it returns, not
@@ -90,24 +93,42 @@ func (e *Elector) Run(ctx context.Context) (err error) {
 
 // superviseWork waits for the work to return: it delivers a graceful stop when ctx
 // ends, and warns every RenewDeadline that the work has not returned once its context
-// has ended.
+// has ended. A work that returns while ctx is live and the lease held does not end the
+// term (transition W1): the term goes on until ctx ends or the lease is lost.
 func (e *Elector) superviseWork(ctx context.Context, l *leadership, workDone <-chan struct{}) {
 	stopped := ctx.Done()
 	var warn <-chan time.Time
+	var lost <-chan struct{} // watched only after W1
+	returned := false
 	waited := time.Duration(0)
 	for {
 		select {
 		case <-workDone:
+			if ctx.Err() != nil || l.lease.Err() != nil {
+				return
+			}
+			// Transition W1: OnStartedLeading returned by itself. client-go keeps
+			// leading until its context ends, and the porting pattern relies on it:
+			// `go mgr.Start(ctx); return` leaves the real work in a goroutine that
+			// holds the work's context. So the lease stays renewed and the write gate
+			// open; ctx's end stops the term gracefully (S1, then S2), a loss ends it
+			// as ever. What Run cannot do: wait for that goroutine before releasing.
+			e.log.Info("OnStartedLeading returned while the context is live: leading on until the context ends or the lease is lost")
+			returned, workDone, lost = true, nil, l.lease.Done()
+		case <-lost:
 			return
 		case <-stopped:
 			stopped = nil
 			l.stop(context.Cause(ctx))
+			if returned {
+				return
+			}
 		case <-warn:
 			waited += e.cfg.RenewDeadline
 			e.log.Warn("OnStartedLeading has not returned since its context ended; still waiting before releasing the lease",
 				"waited", waited, "lease lost", l.lost() != nil)
 		}
-		if warn == nil && l.work.Err() != nil {
+		if !returned && warn == nil && l.work.Err() != nil {
 			t := time.NewTicker(e.cfg.RenewDeadline)
 			defer t.Stop()
 			warn = t.C
@@ -122,7 +143,7 @@ func (e *Elector) superviseWork(ctx context.Context, l *leadership, workDone <-c
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.acquire (wait.JitterUntil, sliding)
 func (e *Elector) acquire(ctx context.Context, leaders *leaderNotifier) (sent time.Time, ok bool) {
 	for ctx.Err() == nil {
-		a := e.tryAcquireOrRenew(ctx)
+		a := e.tryAcquireOrRenew(ctx, false)
 		e.noticeLeader(leaders)
 		if a.ok {
 			e.log.Info("acquired the lease", "transition", a.transition)
@@ -139,9 +160,19 @@ func (e *Elector) acquire(ctx context.Context, leaders *leaderNotifier) (sent ti
 	return time.Time{}, false
 }
 
-// renew keeps the lease until ctx ends or the lease is lost (R4, R5, S4; R6 fires on
-// its own timer). The first round starts at once, each next one RetryPeriod after the
-// previous one succeeded.
+// renew keeps the lease until ctx ends or the lease is lost (R4, R5, R7, S4; R6 fires
+// on its own timer). The first round starts at once, each next one RetryPeriod after
+// the previous round's successful renewal was sent — at once if its answer came later
+// than that.
+//
+// Why from the send, where client-go's wait.Until counts from the answer: R6 counts
+// from the send. Timed from the answer, a renewal answered late pushes the next round
+// late by as much, and with timings New accepts (15 s / 14 s / 11 s) answers 1.3 s late
+// would fire R6 before the next round had been answered. Timed from the send, the
+// next round starts RetryPeriod after the send, always before R6
+// (RetryPeriod < RenewDeadline/1.2 < LeaseDuration·0.9), and R6 fires only when a
+// renewal is answered more than LeaseDuration·0.9 − RetryPeriod after it was sent.
+// With instant answers the two schedules are the same.
 //
 // client-go: tools/leaderelection/leaderelection.go LeaderElector.renew (wait.Until)
 func (e *Elector) renew(ctx context.Context, l *leadership, leaders *leaderNotifier) {
@@ -153,7 +184,7 @@ func (e *Elector) renew(ctx context.Context, l *leadership, leaders *leaderNotif
 		}
 		e.traceRenewed(a, a.sent.Sub(last))
 		last = a.sent
-		if !pause.For(ctx, e.cfg.RetryPeriod) {
+		if !pause.For(ctx, max(0, time.Until(a.sent.Add(e.cfg.RetryPeriod)))) {
 			return
 		}
 	}
@@ -171,7 +202,7 @@ func (e *Elector) renewRound(ctx context.Context, l *leadership, leaders *leader
 	tick := time.NewTimer(e.cfg.RetryPeriod)
 	defer tick.Stop()
 	for {
-		a := e.tryAcquireOrRenew(round)
+		a := e.tryAcquireOrRenew(round, true)
 		e.noticeLeader(leaders)
 		if a.ok {
 			l.renewed(a.sent)

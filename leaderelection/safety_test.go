@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -136,13 +138,15 @@ func TestTheLeaderStopsWithinALeaseOfSendingItsLastSuccessfulRenewal(t *testing.
 		},
 		{
 			// The renewal sent at 10s is committed at once but answered at 18s; b saw it
-			// at 11s. Timed from the answer, a would try again from 20s and give up at
-			// 30s, after b's takeover at 27s. Timed from the send: 10s + 15s − 1.5s.
+			// at 11s. a is cut off at 17.5s, so its next round (at once, at 18s: the
+			// answer came after 10s + RetryPeriod) fails. A round deadline timed from
+			// that round would give up at 28s, after b's takeover at 27s. Timed from
+			// the send: 10s + 15s − 1.5s.
 			name:   "a renewal committed at once and answered 8s later",
 			cfg:    func(c Config) Config { return c },
 			prep:   func(s *leaseStore) { s.slowResponses("a", 8*time.Second) },
 			prepAt: 9500 * time.Millisecond,
-			cut:    func(s *leaseStore) { s.partition("a", true) }, cutAt: 18500 * time.Millisecond,
+			cut:    func(s *leaseStore) { s.partition("a", true) }, cutAt: 17500 * time.Millisecond,
 			endedAt: 23.5, startedAt: 27,
 		},
 	} {
@@ -244,4 +248,126 @@ func TestABlockingOnNewLeaderHangsNeitherRunNorOnStoppedLeading(t *testing.T) {
 			"OnStoppedLeading ran although OnNewLeader had not returned; the queued call for x was dropped, never made after OnStoppedLeading")
 		assert.Contains(t, logs.String(), "OnNewLeader has not returned")
 	})
+}
+
+// TestALeaseChangedByANonCandidateEndsTheLeadersWorkAtItsNextRenewal: the guarantee
+// assumes only candidates write the Lease. When someone else deletes it (kubectl delete
+// lease, to force a re-election) or clears its holder, a standby may take it at its next
+// try; the leader stops at its next renewal (R7, or R5 when the standby was first), so
+// the two overlap by at most RetryPeriod.
+func TestALeaseChangedByANonCandidateEndsTheLeadersWorkAtItsNextRenewal(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		change  func(s *leaseStore)
+		standby bool // b runs, trying at 1.75, 3.75, 5.75 s …
+		// the transition that ends a's work at 6 s, and when b starts (0: never)
+		transition string
+		bStarted   float64
+	}{
+		{name: "deleted, no standby", change: func(s *leaseStore) { s.remove() }, transition: "R7"},
+		{name: "holder cleared, no standby", change: func(s *leaseStore) {
+			s.set(Record{LeaseDurationSeconds: 15, AcquireTime: time.Now(), RenewTime: time.Now()})
+		}, transition: "R7"},
+		{name: "deleted, a standby creates it first", change: func(s *leaseStore) { s.remove() }, standby: true,
+			transition: "R5", bStarted: 5.75},
+		{name: "holder cleared, a standby takes it first", change: func(s *leaseStore) {
+			s.set(Record{LeaseDurationSeconds: 15, AcquireTime: time.Now(), RenewTime: time.Now()})
+		}, standby: true, transition: "R5", bStarted: 5.75},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				t0, s := time.Now(), newLeaseStore()
+				a := run(t, t0, testConfig(s.lock("a")), 0, 0)
+				var b *candidate
+				if tc.standby {
+					time.Sleep(1750 * time.Millisecond)
+					b = run(t, t0, testConfig(s.lock("b")), 0, 0)
+				}
+				time.Sleep(5500*time.Millisecond - time.Since(t0))
+				tc.change(s)
+				time.Sleep(10 * time.Second)
+				synctest.Wait()
+
+				_, ended, _, _, err := a.snapshot()
+				require.Equal(t, seconds(6), ended, "a's renewal of 6 s, the first after the change, ends its work")
+				require.ErrorIs(t, err, ErrLeaseLost)
+				assert.Contains(t, err.Error(), "("+tc.transition+")")
+				if b == nil {
+					return
+				}
+				started, _, _, _, _ := b.snapshot()
+				require.Equal(t, seconds(tc.bStarted), started)
+				assert.LessOrEqual(t, ended[0]-started[0], 2*time.Second, "the overlap is at most RetryPeriod")
+			})
+		})
+	}
+}
+
+// TestAWorkThatReturnsByItselfKeepsLeadingUntilTheContextEnds is the porting pattern
+// (`go mgr.Start(ctx); return`): the lease stays renewed, the write gate open and the
+// work's context live, until Run's context ends (W1, as in client-go). The goroutine
+// left behind sees its context end at the stop.
+func TestAWorkThatReturnsByItselfKeepsLeadingUntilTheContextEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0, s := time.Now(), newLeaseStore()
+		cfg := testConfig(s.lock("a"))
+		cfg.ReleaseOnCancel = true
+		var leftBehind atomic.Int64 // when the goroutine's context ended, since t0
+		cfg.Callbacks.OnStartedLeading = func(ctx context.Context) {
+			go func() { <-ctx.Done(); leftBehind.Store(int64(time.Since(t0))) }()
+		}
+		e, err := New(cfg)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error)
+		go func() { done <- e.Run(ctx) }()
+
+		time.Sleep(9 * time.Second)
+		assert.True(t, e.IsLeader(), "still leading 9 s after the work returned")
+		assert.True(t, e.WriteGateOpen())
+		assert.Zero(t, leftBehind.Load(), "the work's context is live")
+		time.Sleep(500 * time.Millisecond)
+		cancel()
+		require.NoError(t, <-done)
+		synctest.Wait()
+
+		assert.Equal(t, seconds(9.5), []time.Duration{time.Duration(leftBehind.Load())}, "the stop ended the goroutine's context")
+		assert.Equal(t, seconds(0, 0, 2, 4, 6, 8, 9.5), writesBy(s, t0, "a"), "renewed every RetryPeriod, released at the stop")
+		assert.Empty(t, s.record().Holder)
+	})
+}
+
+// TestRenewalsAnsweredLateDoNotTripTheOwnDeadlineWhileTheyFitBeforeIt: with 15 s / 14 s /
+// 11 s, timings New accepts, each round starts RetryPeriod after the previous renewal was
+// sent, so a renewal may be answered up to 13.5 − 11 = 2.5 s late. Timed from the answer,
+// as client-go's wait.Until does, answers 2.4 s late would start the round of 13.4 s and
+// R6 would fire at 13.5 s before its answer (15.8 s).
+func TestRenewalsAnsweredLateDoNotTripTheOwnDeadlineWhileTheyFitBeforeIt(t *testing.T) {
+	for _, tc := range []struct {
+		late   time.Duration
+		ended  []time.Duration // when a's work context ends (nil: never, within 40 s)
+		writes []time.Duration
+	}{
+		{late: 2400 * time.Millisecond, writes: seconds(0, 0, 11, 22, 33)},
+		{late: 2600 * time.Millisecond, ended: seconds(13.5), writes: seconds(0, 0, 11)},
+	} {
+		t.Run(fmt.Sprintf("answered %v late", tc.late), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				t0, s := time.Now(), newLeaseStore()
+				s.slowResponses("a", tc.late)
+				cfg := testConfig(s.lock("a"))
+				cfg.LeaseDuration, cfg.RenewDeadline, cfg.RetryPeriod = 15*time.Second, 14*time.Second, 11*time.Second
+				a := run(t, t0, cfg, 0, 0)
+				time.Sleep(40 * time.Second)
+				synctest.Wait()
+				_, ended, _, _, err := a.snapshot()
+				assert.Equal(t, tc.ended, ended)
+				assert.Equal(t, tc.writes, writesBy(s, t0, "a"))
+				if tc.ended != nil {
+					require.ErrorIs(t, err, ErrLeaseLost)
+					assert.Contains(t, err.Error(), "(R6)")
+				}
+			})
+		})
+	}
 }
