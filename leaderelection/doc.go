@@ -33,10 +33,13 @@
 //	            ┌──────────── wait RetryPeriod + [0, 1.2·RetryPeriod) ◀──────────┐
 //	            ▼                                                               │
 //	ACQUIRING ──try──▶ A1 create / A3 take over ──▶ LEADING          A2 held / A4 error
-//	                                                  │ renew round every RetryPeriod:
-//	                                                  │ R1 fast write, R2 read+write,
-//	                                                  │ R3 retry until RenewDeadline
-//	      LOST ◀── R4 round failed, R5 another holder, R6 own deadline
+//	                                                  │ renew round RetryPeriod after the
+//	                                                  │ last send: R1 fast write, R2
+//	                                                  │ read+write, R3 retry until
+//	                                                  │ RenewDeadline; W1 work returned:
+//	                                                  │ lead on
+//	      LOST ◀── R4 round failed, R5 another holder, R6 own deadline,
+//	               R7 Lease deleted or cleared by a non-candidate
 //	       │                                          │ S1 ctx ended: the work's ctx ends,
 //	       │                                          ▼    renewals go on
 //	       │◀── S4 a renewal failed ─────────────── DRAINING
@@ -69,6 +72,15 @@
 //   - R6 LeaseDuration·(1−StopBeforeExpiry) has passed since the leader sent its last
 //     successful renewal (or acquisition), on its own monotonic clock → lost. A timer,
 //     not a renewal, fires it: a request that hangs or answers late does not delay it.
+//     Each round starts RetryPeriod after the last successful renewal was *sent*, so
+//     R6 fires only for a renewal answered more than
+//     LeaseDuration·(1−StopBeforeExpiry) − RetryPeriod after its send.
+//   - R7 a renewal found the Lease deleted (404) or its holder cleared — a change by
+//     someone who is not a candidate, such as `kubectl delete lease` → lost at once. A
+//     renewal never creates the Lease again.
+//   - W1 OnStartedLeading returned while Run's context is live → the term goes on
+//     (renewals, write gate) until the context ends (S1) or the lease is lost, as in
+//     client-go. Run cannot wait for work the callback left in a goroutine.
 //
 // A loss ends the work's context and LeaseContext with a cause wrapping ErrLeaseLost;
 // Run waits for the work to return and returns that error.
@@ -96,6 +108,14 @@
 // leader's clock (R6; R4 and R5 may come sooner). So as long as the two clocks' rates
 // differ by less than StopBeforeExpiry (10%) — their readings may differ by any
 // amount — the old leader's work is told to stop before any other candidate may start.
+//
+// Precondition: only candidates write the Lease. Someone else who deletes it or
+// clears its holder lets a standby take it at its next try, while the leader works on
+// until its next renewal finds the change (R7, or R5 if the standby was first): the two
+// overlap by at most RetryPeriod plus one request. (client-go's leader re-creates a
+// deleted Lease and, when its create loses to a standby's, works on until a retry
+// reads the winner.)
+//
 // During a graceful stop the lease stays renewed until the work has returned, and is
 // released only then. The tests in safety_test.go and timing_test.go show each case
 // as an exact timeline.
@@ -170,6 +190,10 @@
 //   - Zero durations mean 15s/10s/2s (kube-controller-manager's defaults); client-go
 //     requires all three. LeaseDuration must be whole seconds (the Lease stores seconds).
 //   - Run returns an error wrapping ErrLeaseLost when the lease was lost.
+//   - A renewal that finds the Lease deleted or its holder cleared loses it (R7);
+//     client-go's creates it again, or takes the cleared Lease back.
+//   - A renewal round starts RetryPeriod after the last successful renewal was sent;
+//     client-go's wait.Until starts it RetryPeriod after the last round returned.
 //   - The write gate is 1.38's (`LeaderElector.WriteGate`, in its beta; the pinned
 //     release has none), closing sooner: at the loss and before the release, where client-go's closes at a loss
 //     only in its Recovery mode and otherwise when Run returns, after the release. It

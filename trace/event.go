@@ -150,7 +150,7 @@ const (
 )
 
 // Leader election kinds (Source is the candidate's identity, Key the Lease's
-// namespace/name, Type the transition taken: A1–A4, R1–R6, S2, S4, O1 in package
+// namespace/name, Type the transition taken: A1–A4, R1–R7, S2, S4, O1 in package
 // leaderelection's doc).
 const (
 	// LeaseTried: an attempt to acquire or renew the lease failed; Reason says why
@@ -164,7 +164,8 @@ const (
 	LeaseRenewed Kind = "renewed"
 	// LeaseLost: the leader stopped leading at once: a renewal round failed for its
 	// renew deadline, a renewal read another holder, its own deadline passed, or a
-	// renewal failed while its work drained (Type: R4, R5, R6, S4); Duration since it
+	// renewal failed while its work drained, or the Lease was deleted or cleared by a
+	// non-candidate (Type: R4, R5, R6, S4, R7); Duration since it
 	// sent its last successful renewal, Reason why.
 	LeaseLost Kind = "lost"
 	// LeaseReleased: the leader cleared the lease's holder on its way out.
