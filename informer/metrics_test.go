@@ -335,3 +335,40 @@ func TestTheQueuedItemsGaugeReadsZeroOnceTheQueueIsEmpty(t *testing.T) {
 		})
 	}
 }
+
+// Handler names are unique per informer: a second handler under a name in use is
+// refused with ErrDuplicateHandlerName, so removing a handler deletes only its own
+// series. The name may be used again after the removal; an unnamed handler skips a
+// number whose name a handler took; another informer may use the same name.
+func TestAHandlerNameInUseIsRefusedSoNoTwoHandlersShareASeries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := fakeapi.New[*corev1.ConfigMap]()
+		src.Create(cm("a"))
+		rec := &metricsRecorder{}
+		inf := informer.NewSharedIndexInformer[*corev1.ConfigMap](src, informer.Options[*corev1.ConfigMap]{Name: "cms", MetricsProvider: rec, Logger: logBufferLogger()})
+		first, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "same"})
+		require.NoError(t, err)
+		_, err = inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "same"})
+		require.ErrorIs(t, err, informer.ErrDuplicateHandlerName)
+		assert.ErrorContains(t, err, `"same"`)
+		taken, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "cms handler 3"})
+		require.NoError(t, err)
+		unnamed, err := inf.AddEventHandler(&recorder{})
+		require.NoError(t, err)
+		running(t, inf)
+		synctest.Wait()
+		assert.NotEmpty(t, rec.Values("handler_duration{cms,cms handler 4}"), "the unnamed handler skipped the taken name: %s", rec)
+		assert.Len(t, rec.Values("handler_duration{cms,same}"), 1, "one handler, one series: %s", rec)
+
+		inf.RemoveEventHandler(first)
+		synctest.Wait()
+		again, err := inf.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "same"})
+		require.NoError(t, err, "a removed handler's name is free again")
+		other := informer.NewSharedIndexInformer[*corev1.ConfigMap](fakeapi.New[*corev1.ConfigMap](), informer.Options[*corev1.ConfigMap]{Name: "other", Logger: logBufferLogger()})
+		_, err = other.AddEventHandlerWithOptions(&recorder{}, informer.HandlerOptions{Name: "same"})
+		require.NoError(t, err, "names are per informer")
+		inf.RemoveEventHandler(taken)
+		inf.RemoveEventHandler(unnamed)
+		inf.RemoveEventHandler(again)
+	})
+}

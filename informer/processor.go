@@ -13,6 +13,10 @@ import (
 // ErrStopped is returned when a handler is added to an informer that has stopped.
 var ErrStopped = errors.New("informer has stopped")
 
+// ErrDuplicateHandlerName is returned when a handler is added under a name another
+// handler of the same informer has (HandlerOptions.Name).
+var ErrDuplicateHandlerName = errors.New("handler name already in use")
+
 // sharedProcessor fans each notification out to every registered listener.
 //
 // client-go: tools/cache/shared_informer.go sharedProcessor
@@ -61,6 +65,18 @@ func (p *sharedProcessor[T]) addListener(l *listener[T]) error {
 		p.startLocked(l)
 	}
 	return nil
+}
+
+// hasName reports whether a registered listener is called name.
+func (p *sharedProcessor[T]) hasName(name string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for l := range p.listeners {
+		if l.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // startLocked starts l's goroutine; p.mu must be held.

@@ -15,10 +15,14 @@ type HandlerOptions struct {
 	// ResyncPeriod overrides the informer's default for this handler: nil keeps the
 	// default, 0 disables resync for it. Values under 1s are raised to 1s.
 	ResyncPeriod *time.Duration
-	// Name identifies the handler in logs, trace events and metrics. "" means
+	// Name identifies the handler in logs, trace events and metrics, and must be
+	// unique among the informer's registered handlers: AddEventHandlerWithOptions
+	// refuses a name in use with ErrDuplicateHandlerName (two handlers of one name
+	// would share one metrics series, and removing one would delete the survivor's).
+	// A removed handler's name may be used again. "" means
 	// "<informer name> handler <n>": the informer's Options.Name ("informer" when it
 	// has none), n counting the informer's registrations from 1, never reused after a
-	// removal.
+	// removal, skipping a number whose name a handler already took.
 	Name string
 }
 
@@ -87,6 +91,10 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	if s.stopped {
 		return nil, fmt.Errorf("AddEventHandler: %w", ErrStopped)
 	}
+	name := opts.Name
+	if name != "" && s.processor.hasName(name) {
+		return nil, fmt.Errorf("AddEventHandler: %w: %q (names are per informer; remove the other handler first, or choose another name)", ErrDuplicateHandlerName, name)
+	}
 	requested := s.opts.ResyncPeriod
 	if opts.ResyncPeriod != nil {
 		requested = *opts.ResyncPeriod
@@ -109,9 +117,12 @@ func (s *SharedIndexInformer[T]) AddEventHandlerWithOptions(h ResourceEventHandl
 	// An informer created with ResyncPeriod 0 never resyncs, whatever its handlers
 	// ask (check period 0 → determineResyncPeriod gives 0), as in client-go.
 	s.handlers++
-	name := opts.Name
 	if name == "" {
 		name = fmt.Sprintf("%s handler %d", traceSource(s.opts.Name), s.handlers)
+		for s.processor.hasName(name) { // a handler took this name explicitly
+			s.handlers++
+			name = fmt.Sprintf("%s handler %d", traceSource(s.opts.Name), s.handlers)
+		}
 	}
 	l := newListener(h, s.logger.With("handler", name), requested, determineResyncPeriod(requested, s.resyncCheckPeriod), s.opts.BacklogWarning, &s.processor.blocks)
 	l.name, l.informer, l.tracer = name, traceSource(s.opts.Name), s.opts.Tracer
