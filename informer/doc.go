@@ -60,7 +60,10 @@
 // error wrapping ErrWatchStuck once the watch has shown no sign of life — no event, no
 // bookmark, no new watch opened, no relist — for longer than a threshold, whether a
 // stream is open and silent or none is open (requests failing, the reflector backing
-// off). The default, DefaultWatchStuckAfter, is 2 minutes: two of kube-apiserver's
+// off). A relist counts as life while it receives pages, however long it takes in
+// all — many pages from a slow apiserver, or the LIST after a watch-list was cut too
+// often — and is stuck only once its pages stop; the error then says "relisting
+// since …". The default, DefaultWatchStuckAfter, is 2 minutes: two of kube-apiserver's
 // bookmark intervals (reflector.BookmarkInterval; its watch cache sends each watch a
 // bookmark about once a minute, however quiet the resource). Before sync, and after
 // Run returned, it returns nil: whether the cache fills is readiness's question. The

@@ -24,7 +24,11 @@ var ErrWatchStuck = errors.New("watch stuck")
 // WatchHealthy is a liveness check of the informer's watch. It returns nil, or an
 // error wrapping ErrWatchStuck when, after the informer has synced, its watch has shown
 // no sign of life for longer than stuckAfter: no event, no bookmark, no new watch
-// opened, no relist (reflector.WatchActivity.LastActive). That is either a stream that
+// opened, no relist begun or page of one received (reflector.WatchActivity.LastActive).
+// A relist that keeps receiving pages is healthy however long it takes in all (many
+// pages from a slow apiserver, or the LIST after a watch-list was cut too often);
+// WatchActivity's Listing and ListSince say "relisting since …" to a check of your
+// own, and the error, if its pages stop, says so. That is either a stream that
 // is open but silent, or no stream at all — the reflector backing off while its
 // requests fail. The error names the informer, says which of the two it is, for how
 // long, and the threshold (with the last list/watch error, if a cycle failed since the
@@ -90,6 +94,14 @@ func watchStuck(name string, a reflector.WatchActivity, now time.Time, after tim
 	if a.Open {
 		return fmt.Errorf("%w (%s): its watch is open but has delivered nothing — no event, no bookmark — for %v, longer than %v",
 			ErrWatchStuck, name, approx(silent), after)
+	}
+	if a.Listing {
+		page := "no page yet"
+		if !a.LastPage.IsZero() {
+			page = fmt.Sprintf("its last page came %v ago", approx(now.Sub(a.LastPage)))
+		}
+		return fmt.Errorf("%w (%s): relisting since %v ago with no watch open, %s, nothing received for %v, longer than %v",
+			ErrWatchStuck, name, approx(now.Sub(a.ListSince)), page, approx(silent), after)
 	}
 	down := silent
 	if !a.Since.IsZero() {

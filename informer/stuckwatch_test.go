@@ -1,6 +1,7 @@
 package informer_test
 
 import (
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -158,4 +159,55 @@ func TestAWatchIsNeverStuckBeforeTheInformerSyncsOrAfterItStops(t *testing.T) {
 		time.Sleep(10 * time.Minute)
 		assert.NoError(t, inf.WatchHealthy(0), "stopped: no watch to check")
 	})
+}
+
+// A relist that keeps receiving pages is healthy however long it takes in all: here
+// ten pages, 20s each, 3m20s with no watch open. One whose pages stop is stuck, and the
+// error says it is relisting.
+func TestALongRelistThatReceivesPagesIsHealthyAndOneThatStallsIsStuck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration // per page
+	}{
+		{"a page every 20s", 20 * time.Second},
+		{"a page that takes 3m", 3 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				src := fakeapi.New[*corev1.ConfigMap]()
+				for i := range 10 {
+					src.Create(cm(fmt.Sprintf("cm-%d", i)))
+				}
+				inf := newInformer(classic, src, informer.Options[*corev1.ConfigMap]{Name: "cms", PageSize: 1, Logger: logBufferLogger()})
+				running(t, inf)
+				synctest.Wait()
+				require.True(t, inf.HasSynced())
+
+				src.PageLists(tc.delay)
+				src.Compact() // the watch ends with 410 (W8): a relist after a backoff, page by page
+				for !inf.WatchActivity().Listing {
+					time.Sleep(100 * time.Millisecond)
+				}
+				began := inf.WatchActivity().ListSince
+				if tc.delay == 3*time.Minute {
+					time.Sleep(informer.DefaultWatchStuckAfter + time.Second - time.Since(began))
+					err := inf.WatchHealthy(0)
+					require.ErrorIs(t, err, informer.ErrWatchStuck)
+					assert.Equal(t, "watch stuck (informer cms): relisting since 2m1s ago with no watch open, no page yet, nothing received for 2m1s, longer than 2m0s", err.Error())
+					return
+				}
+				for range 19 { // to 3m10s: past the threshold since the watch ended
+					time.Sleep(10 * time.Second)
+					require.NoError(t, inf.WatchHealthy(0), "a page arrived within the last 20s (at %v)", inf.WatchActivity().LastPage)
+				}
+				a := inf.WatchActivity()
+				assert.True(t, a.Listing && !a.Open, "still relisting, no watch open")
+				time.Sleep(20 * time.Second)
+				synctest.Wait()
+				a = inf.WatchActivity()
+				assert.True(t, !a.Listing && a.Open, "the relist is over and a watch is open: %+v", a)
+				assert.NoError(t, inf.WatchHealthy(0))
+			})
+		})
+	}
 }

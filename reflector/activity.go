@@ -1,8 +1,11 @@
 package reflector
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // BookmarkInterval is how often kube-apiserver's watch cache sends a BOOKMARK to each
@@ -39,18 +42,32 @@ type WatchActivity struct {
 	// LastList is when a list last replaced the store: a LIST, or a watch-list at its
 	// end bookmark. Zero before the first.
 	LastList time.Time
+	// Listing: a LIST is in progress — the first list, a relist, or the fallback after
+	// a watch-list failed — from its first request until it replaced the store or
+	// failed. A relist of many pages from a slow apiserver can take minutes with no
+	// watch open; each page it receives is a sign of life.
+	Listing bool
+	// ListSince is when the LIST in progress began (zero while none is).
+	ListSince time.Time
+	// LastPage is when the LIST in progress last received a page (zero before its
+	// first, and while none is in progress).
+	LastPage time.Time
 }
 
 // LastActive is the last time the watch showed life: the latest of LastEvent,
-// LastList and, while a watch is open, its opening (Since). A stuck-watch check
+// LastList, while a watch is open its opening (Since), and while a LIST is in
+// progress its start (ListSince) and its last page (LastPage). A stuck-watch check
 // measures silence from here. Why the opening counts: a new watch's first bookmark
 // comes about BookmarkInterval after it opened, so a fresh watch that has delivered
 // nothing yet is not silent for longer than it has existed. A watch that ended does
-// not count: while none is open, nothing can arrive.
+// not count: while none is open, nothing can arrive. Why the pages count: a relist
+// that is receiving pages is making progress, however long it takes in all.
 func (a WatchActivity) LastActive() time.Time {
 	last := a.LastEvent
-	if a.LastList.After(last) {
-		last = a.LastList
+	for _, t := range []time.Time{a.LastList, a.ListSince, a.LastPage} {
+		if t.After(last) {
+			last = t
+		}
 	}
 	if a.Open && a.Since.After(last) {
 		last = a.Since
@@ -119,6 +136,42 @@ func (w *watchActivity) listed(now time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.a.LastList = now
+}
+
+// listStarted records that a LIST began at now; listEnded that it is over (the store
+// replaced, or the LIST failed).
+func (w *watchActivity) listStarted(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.a.Listing, w.a.ListSince, w.a.LastPage = true, now, time.Time{}
+}
+
+func (w *watchActivity) listEnded() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.a.Listing, w.a.ListSince, w.a.LastPage = false, time.Time{}, time.Time{}
+}
+
+// paged records that the LIST in progress received a page at now.
+func (w *watchActivity) paged(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.a.LastPage = now
+}
+
+// pageStamper is the reflector's Lister as its LIST sees it: every page that arrives
+// is stamped as a sign of life (WatchActivity.LastPage).
+type pageStamper[T any] struct {
+	lister   Lister[T]
+	activity *watchActivity
+}
+
+func (p pageStamper[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {
+	res, err := p.lister.List(ctx, opts)
+	if err == nil {
+		p.activity.paged(time.Now())
+	}
+	return res, err
 }
 
 // streamOpened records a watch stream the server opened, requested at start: in the

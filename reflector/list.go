@@ -85,13 +85,13 @@ func (r *Reflector[T]) lister(rv string) listFunc[T] {
 		// limit; with one, the request would go to etcd. After an apiserver restart
 		// that is the thundering herd on etcd we want to avoid.
 		return func(ctx context.Context, opts metav1.ListOptions) (ListResult[T], bool, error) {
-			res, err := r.lw.List(ctx, opts)
+			res, err := pageStamper[T]{r.lw, &r.activity}.List(ctx, opts)
 			return res, false, err
 		}
 	default:
 		size = DefaultPageSize
 	}
-	p, _ := NewPager[T](r.lw, PagerOptions{PageSize: size}) // lw non-nil and size > 0: cannot fail
+	p, _ := NewPager[T](pageStamper[T]{r.lw, &r.activity}, PagerOptions{PageSize: size}) // lw non-nil and size > 0: cannot fail
 	return p.List
 }
 
@@ -109,6 +109,8 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 	// at RV "" below (client-go reuses its pager the same way).
 	listAll := r.lister(opts.ResourceVersion)
 	began := time.Now()
+	r.activity.listStarted(began)
+	defer r.activity.listEnded()
 	r.metrics.listStarted()
 	if r.opts.Tracer != nil {
 		r.emit(trace.Event{Kind: trace.ListStarted, Type: "list", ResourceVersion: opts.ResourceVersion})

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,6 +52,19 @@ type Server[T indexer.Object] struct {
 	lists, watchCalls []metav1.ListOptions
 	// watchListUnsupported: see SetWatchListUnsupported. Guarded by mu.
 	watchListUnsupported bool
+	// pageDelay, when paging is set: see PageLists. Guarded by mu.
+	paging    bool
+	pageDelay time.Duration
+}
+
+// PageLists makes every later LIST that asks for a Limit answer in pages of at most
+// Limit objects, in key order (the continue token is the last key served), each
+// answered delay after it was requested — a slow apiserver serving a large list. A
+// page is read at the time it is served, not at the first page's resource version.
+func (s *Server[T]) PageLists(delay time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.paging, s.pageDelay = true, delay
 }
 
 // SetWatchListUnsupported makes the server declare, through
@@ -188,8 +202,21 @@ func (s *Server[T]) WatchCalls() []metav1.ListOptions {
 	return append([]metav1.ListOptions(nil), s.watchCalls...)
 }
 
-// List implements reflector.Lister: every object, unpaged, at the current RV.
+// List implements reflector.Lister: every object, unpaged, at the current RV (unless
+// PageLists).
 func (s *Server[T]) List(ctx context.Context, opts metav1.ListOptions) (reflector.ListResult[T], error) {
+	s.mu.Lock()
+	paging, delay := s.paging && opts.Limit > 0, s.pageDelay
+	s.mu.Unlock()
+	if paging && delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return reflector.ListResult[T]{}, ctx.Err()
+		case <-t.C:
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.lists = append(s.lists, opts)
@@ -199,11 +226,28 @@ func (s *Server[T]) List(ctx context.Context, opts metav1.ListOptions) (reflecto
 	if err := ctx.Err(); err != nil {
 		return reflector.ListResult[T]{}, err
 	}
+	rv := strconv.FormatInt(s.rv, 10)
+	if paging {
+		keys := slices.Sorted(maps.Keys(s.objects))
+		from, _ := slices.BinarySearch(keys, opts.Continue)
+		if opts.Continue != "" && from < len(keys) && keys[from] == opts.Continue {
+			from++
+		}
+		to := min(from+int(opts.Limit), len(keys))
+		res := reflector.ListResult[T]{ResourceVersion: rv}
+		for _, k := range keys[from:to] {
+			res.Items = append(res.Items, s.objects[k])
+		}
+		if to < len(keys) {
+			res.Continue = keys[to-1]
+		}
+		return res, nil
+	}
 	items := make([]T, 0, len(s.objects))
 	for _, obj := range s.objects {
 		items = append(items, obj)
 	}
-	return reflector.ListResult[T]{Items: items, ResourceVersion: strconv.FormatInt(s.rv, 10)}, nil
+	return reflector.ListResult[T]{Items: items, ResourceVersion: rv}, nil
 }
 
 // Watch implements reflector.Watcher: the changes after opts.ResourceVersion.
