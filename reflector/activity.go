@@ -164,12 +164,15 @@ func (w *watchActivity) paged(now time.Time) {
 type pageStamper[T any] struct {
 	lister   Lister[T]
 	activity *watchActivity
+	// answered runs after every page received (the reflector counts the first).
+	answered func()
 }
 
 func (p pageStamper[T]) List(ctx context.Context, opts metav1.ListOptions) (ListResult[T], error) {
 	res, err := p.lister.List(ctx, opts)
 	if err == nil {
 		p.activity.paged(time.Now())
+		p.answered()
 	}
 	return res, err
 }

@@ -134,7 +134,8 @@
 // consistency.go (the optional check of a watch-list against a LIST at its RV), resync.go,
 // backoff.go, errors.go, trace.go (what it reports to Options.Tracer: one event per
 // transition, see package trace), metrics.go (what it counts for
-// Options.MetricsProvider: lists, watches, events, relists by reason), activity.go
+// Options.MetricsProvider: lists, watches, events, relists by reason), relists.go (what
+// counts as a relist), activity.go
 // (when the watch last showed life, for a stuck-watch check: WatchActivity, and
 // BookmarkInterval, the apiserver's pace of bookmarks), and fakewatch.go for tests. The wire — the REST ListerWatcher, its framing and decoding —
 // is package listwatch.

@@ -32,6 +32,7 @@ func (r *Reflector[T]) listAndWatch(ctx context.Context) error {
 			// LIST, in this same cycle.
 			if !errors.Is(err, ErrWatchListCut) { // S7 logged it already, as a warning
 				r.logger.Debug("watch-list failed; falling back to LIST", "err", err)
+				r.refetchBecause(err)
 			}
 			w = nil
 		}
@@ -72,6 +73,14 @@ type listFunc[T any] func(ctx context.Context, opts metav1.ListOptions) (ListRes
 //
 // client-go: tools/cache/reflector.go Reflector.list (the pager.PageSize switch)
 func (r *Reflector[T]) lister(rv string) listFunc[T] {
+	// The LIST's first page is the server's answer to this fetch (relists.go).
+	first := true
+	answered := func() {
+		if first {
+			first = false
+			r.fetchAnswered()
+		}
+	}
 	var size int64
 	switch {
 	case r.opts.PageSize != 0:
@@ -85,13 +94,13 @@ func (r *Reflector[T]) lister(rv string) listFunc[T] {
 		// limit; with one, the request would go to etcd. After an apiserver restart
 		// that is the thundering herd on etcd we want to avoid.
 		return func(ctx context.Context, opts metav1.ListOptions) (ListResult[T], bool, error) {
-			res, err := pageStamper[T]{r.lw, &r.activity}.List(ctx, opts)
+			res, err := pageStamper[T]{r.lw, &r.activity, answered}.List(ctx, opts)
 			return res, false, err
 		}
 	default:
 		size = DefaultPageSize
 	}
-	p, _ := NewPager[T](pageStamper[T]{r.lw, &r.activity}, PagerOptions{PageSize: size}) // lw non-nil and size > 0: cannot fail
+	p, _ := NewPager[T](pageStamper[T]{r.lw, &r.activity, answered}, PagerOptions{PageSize: size}) // lw non-nil and size > 0: cannot fail
 	return p.List
 }
 
@@ -122,7 +131,7 @@ func (r *Reflector[T]) list(ctx context.Context) error {
 		retry := metav1.ListOptions{ResourceVersion: r.relistResourceVersion()}
 		r.logger.Info("list got 410 Gone or a too-large resource version; listing again at the most recent",
 			"resourceVersion", opts.ResourceVersion, "err", err)
-		r.metrics.relisted(err)
+		r.refetchBecause(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; listing again at the most recent"})
 			r.emit(trace.Event{Kind: trace.ListStarted, Type: "list", ResourceVersion: retry.ResourceVersion})

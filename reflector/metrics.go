@@ -94,7 +94,7 @@ type MetricsProvider interface {
 	NewLastResourceVersionMetric(name string) GaugeMetric
 
 	// NewRelistsMetric counts relists by reason (RelistReason): every fetch of the
-	// whole state after the first.
+	// whole state the server answered after an earlier answered fetch (relists.go).
 	NewRelistsMetric(name string) LabeledCounterMetric
 	// NewWatchEventsMetric counts watch events by type: ADDED, MODIFIED, DELETED,
 	// BOOKMARK (the initial events of a watch-list included).

@@ -2,6 +2,7 @@ package reflector
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubeinternals/informers/internal/testrig/testmetrics"
 )
@@ -252,3 +255,61 @@ func (s *countingStore) Update(cmT) error            { s.n++; return nil }
 func (s *countingStore) Delete(cmT) error            { s.n++; return nil }
 func (s *countingStore) Replace([]cmT, string) error { return nil }
 func (s *countingStore) Resync() error               { return nil }
+
+// TestEveryRelistPathCountsAndOnlyThoseDo is the relist counter's definition
+// (relists.go), path by path: every fetch of the whole state the server answered after
+// an earlier answered fetch counts once, under the first cause; a fetch the server
+// refused, and the first list, count nothing.
+func TestEveryRelistPathCountsAndOnlyThoseDo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		list   InitialList
+		script []step
+		want   map[string]int // relists by reason
+	}{
+		{"a first LIST refused, then answered: no relist", PagedList,
+			[]step{listErr(apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "", errors.New("no"))), listStep("10", cmUID("a", "9")), watchHold()},
+			map[string]int{}},
+		{"a first watch-list refused with 429, then answered: no relist", WatchList,
+			[]step{watchErr(errTooManyRequests()), watchHold(added(cmUID("a", "5")), bookmarked(initialEventsEnd("9")))},
+			map[string]int{}},
+		{"a watch's 410 (W8), then a LIST: one relist", PagedList,
+			[]step{listStep("10", cmUID("a", "9")), watchClose(0, errorEvent(errExpired())), listStep("12", cmUID("a", "9")), watchHold()},
+			map[string]int{RelistExpired: 1}},
+		{"a watch's 410, the relist's LIST 410 again and retried at RV \"\" (L3): one relist, not two", PagedList,
+			[]step{listStep("10", cmUID("a", "9")), watchClose(0, errorEvent(errExpired())), listErr(errExpired()), listStep("12", cmUID("a", "9")), watchHold()},
+			map[string]int{RelistExpired: 1}},
+		{"a very short watch (W7), then a LIST: one relist", PagedList,
+			[]step{listStep("10", cmUID("a", "9")), watchClose(0), listStep("12"), watchHold()},
+			map[string]int{RelistVeryShortWatch: 1}},
+		{"a 410 during a watch-list's initial events (S3): one relist", WatchList,
+			[]step{watchClose(0, added(cmUID("a", "5")), errorEvent(errExpired())), watchHold(added(cmUID("a", "5")), bookmarked(initialEventsEnd("9")))},
+			map[string]int{RelistExpired: 1}},
+		{"a watch-list stream that ends before its end bookmark (S4): one relist", WatchList,
+			[]step{watchClose(time.Minute, added(cmUID("a", "5"))), watchHold(added(cmUID("a", "5")), bookmarked(initialEventsEnd("9")))},
+			map[string]int{RelistWatchListEndedEarly: 1}},
+		{"a watch-list that fails partway and falls back to a LIST (S5): one relist", WatchList,
+			[]step{watchClose(0, added(cmUID("a", "5")), errorEvent(errInternal())), listStep("12", cmUID("a", "5")), watchHold()},
+			map[string]int{RelistOther: 1}},
+		{"a watch-list refused outright (an old server), then a LIST: no relist", WatchList,
+			[]step{watchErr(apierrors.NewBadRequest("sendInitialEvents is not supported")), listStep("12", cmUID("a", "5")), watchHold()},
+			map[string]int{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lw := newScriptedLW(t, tc.script...)
+				p := &fakeMetrics{}
+				r, err := NewReflector(lw, &recordingStore{}, Options[cmT]{Name: "cms", InitialList: tc.list, MetricsProvider: p})
+				require.NoError(t, err)
+				runUntilExhausted(t, r, lw)
+				got := map[string]int{}
+				for _, reason := range []string{RelistExpired, RelistTooLargeRV, RelistVeryShortWatch, RelistConnectionRefused, RelistWatchListEndedEarly, RelistOther} {
+					if n := p.count("cms relists{" + reason + "}"); n > 0 {
+						got[reason] = n
+					}
+				}
+				assert.Equal(t, tc.want, got, "%s", p)
+			})
+		})
+	}
+}

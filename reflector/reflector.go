@@ -130,6 +130,11 @@ type Reflector[T Object] struct {
 	// Owned by the goroutine running Run; no lock needed.
 	backoff         *backoff
 	paginatedResult bool // the RV="0" list came back in pages: the watch cache is off, keep paging
+	// answered: the server has answered a fetch of the whole state (relists.go).
+	answered bool
+	// refetchReason is why the state is being fetched again, the first cause noted
+	// since the last counted fetch (relists.go); nil when none is pending.
+	refetchReason error
 
 	mu sync.RWMutex
 	// lastSyncRV is the resource version of the last list or watch event applied to
@@ -217,7 +222,7 @@ func (r *Reflector[T]) Run(ctx context.Context) {
 		// Transition B1. Why back off even after a cycle that ended without error: every cycle
 		// ends in a relist, and relists are what overload a recovering server.
 		delay := r.backoff.Next(time.Now())
-		r.metrics.relisted(err)
+		r.refetchBecause(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err)})
 			r.emit(trace.Event{Kind: trace.Backoff, Duration: delay, Reason: "before the relist"})

@@ -81,6 +81,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 		// when it ends before the end bookmark or the Replace fails, else by the
 		// watch loop that carries it on.
 		r.streamOpened(start)
+		r.fetchAnswered()
 		var bookmarkRV string
 		ended, err := r.handleWatch(ctx, w, buffer, start, true, func(rv string, pastSyntheticAdds bool) {
 			if pastSyntheticAdds {
@@ -102,7 +103,7 @@ func (r *Reflector[T]) watchList(ctx context.Context) (Watch[T], error) {
 			w.Stop()
 			r.streamEnded(nil)
 			// Both S4 and S7 fetch the whole state again: a relist.
-			r.metrics.relisted(errWatchListEndedEarly)
+			r.refetchBecause(errWatchListEndedEarly)
 			cuts++
 			if cuts >= WatchListCutsBeforeList {
 				// Transition S7: too many cut streams in a row → a paged LIST, this cycle.
@@ -175,7 +176,7 @@ func (r *Reflector[T]) retryWatchList(ctx context.Context, err error) bool {
 	case isExpiredError(err) || isTooLargeResourceVersionError(err):
 		r.setResourceVersionUnavailable(true)
 		r.logger.Info("watch-list got 410 Gone or a too-large resource version; starting again at the most recent", "err", err)
-		r.metrics.relisted(err)
+		r.refetchBecause(err)
 		if r.opts.Tracer != nil {
 			r.emit(trace.Event{Kind: trace.Relist, Reason: traceWhy(err) + "; watch-list again at the most recent"})
 		}
