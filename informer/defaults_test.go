@@ -19,7 +19,7 @@ import (
 // The zero Options are client-go 1.37's informer: the state arrives as a watch-list
 // (no LIST request at all), flows through a RealFIFO that queues bookmarks, and a
 // watch DELETED for a key the cache never held still reaches the handlers.
-func TestTheZeroOptionsGiveClientGo136sPipeline(t *testing.T) {
+func TestTheZeroOptionsGiveClientGosPipeline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := fakeapi.New[*corev1.ConfigMap]()
 		src.Create(cm("a"))

@@ -51,7 +51,7 @@ func runWatchListCheck(t *testing.T, script ...step) (calls, ops []string, found
 	return lw.Calls(), store.Ops(), found, logs
 }
 
-func TestWatchListCheckListsFromEtcdAtTheBookmarkRVAndKeepsAConsistentStream(t *testing.T) {
+func TestWatchListCheckListsAtTheBookmarkRVAndKeepsAConsistentStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		calls, ops, found, _ := runWatchListCheck(t,
 			watchHold(added(cmUID("a", "5")), added(cmUID("b", "6")), bookmarked(initialEventsEnd("10"))),
