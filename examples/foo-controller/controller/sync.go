@@ -85,8 +85,12 @@ func (c *Controller) sync(ctx context.Context, key Key) error {
 		changed = true
 	}
 	if foo.Status.AvailableReplicas != dep.Status.AvailableReplicas {
-		if err := c.updateFooStatus(ctx, foo, dep); err != nil {
+		gone, err := c.updateFooStatus(ctx, foo, dep)
+		if err != nil {
 			return err
+		}
+		if gone {
+			return nil // no Event for a Foo that no longer exists
 		}
 		changed = true
 	}
@@ -100,19 +104,21 @@ func (c *Controller) sync(ctx context.Context, key Key) error {
 // through the status subresource (a PUT to .../foos/<name>/status changes only status).
 //
 // A 404 means the Foo was deleted after the cache was read: there is no status left to
-// write, so it is not an error (logged at Info). sample-controller returns it, and the
-// retried sync then finds the Foo gone from the cache.
+// write, so it is not an error (logged at Info) and gone is true: the sync ends there,
+// without a retry and without a "synced" Event for an object that is gone
+// (TestAFooDeletedBeforeItsStatusWriteEndsTheSyncQuietly). sample-controller returns
+// the 404, and the retried sync then finds the Foo gone from the cache.
 //
 // sample-controller: controller.go Controller.updateFooStatus
-func (c *Controller) updateFooStatus(ctx context.Context, foo *v1alpha1.Foo, dep *appsv1.Deployment) error {
+func (c *Controller) updateFooStatus(ctx context.Context, foo *v1alpha1.Foo, dep *appsv1.Deployment) (gone bool, err error) {
 	fooCopy := foo.DeepCopy() // Pitfall: never modify a cached object.
 	fooCopy.Status.AvailableReplicas = dep.Status.AvailableReplicas
-	_, err := c.fooAPI.Foos(foo.Namespace).UpdateStatus(ctx, fooCopy, metav1.UpdateOptions{FieldManager: Name})
+	_, err = c.fooAPI.Foos(foo.Namespace).UpdateStatus(ctx, fooCopy, metav1.UpdateOptions{FieldManager: Name})
 	if apierrors.IsNotFound(err) {
 		c.log.Info("the Foo was deleted while it was synced: no status to write", "foo", foo.Namespace+"/"+foo.Name)
-		return nil
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // needsUpdate reports whether the Deployment's replica count differs from the one the
