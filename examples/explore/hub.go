@@ -84,14 +84,10 @@ func (h *hub) freshPipeline(queue string) *pipeline {
 	return p
 }
 
-// The explorer's own events in the journey stream: it is no stage of the pipeline,
+// explorerStage is the stage of the explorer's own events in the journey stream
+// (pipelineStarted, in the live build's runner.go): it is no stage of the pipeline,
 // but the reader should see where the controller was replaced.
-const (
-	explorerStage trace.Stage = "explorer"
-	// pipelineStarted: a controller started on the pipeline named Type; Reason says
-	// which it replaced and that the boxes start from zero.
-	pipelineStarted trace.Kind = "pipeline started"
-)
+const explorerStage trace.Stage = "explorer"
 
 // Record is the hub's trace.Sink.
 func (h *hub) Record(e trace.Event) {

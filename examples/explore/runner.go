@@ -19,6 +19,11 @@ import (
 	"github.com/kubeinternals/informers/trace"
 )
 
+// pipelineStarted is the explorer's event (Stage explorerStage) for a controller
+// started on the pipeline named Type; Reason says which it replaced and that the boxes
+// start from zero.
+const pipelineStarted trace.Kind = "pipeline started"
+
 // pipelineInfo is what the page says about a pipeline besides what it is made of
 // (controller.Pipeline.Describe): whose it is, and the trace stage its queue reports
 // as.

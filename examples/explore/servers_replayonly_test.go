@@ -9,6 +9,8 @@ import (
 )
 
 // liveTestParts is empty in the replay-only build: there is no world to fake.
+//
+//lint:ignore U1000 embedded in testServer so that both builds share one struct; empty here
 type liveTestParts struct{}
 
 // startTestServer is, in the replay-only build, the server with no live parts and no

@@ -23,6 +23,7 @@ type testServer struct {
 	URL  string
 	done chan struct{}
 	// liveTestParts are the fakes behind a live server; empty in the replay-only build.
+	//lint:ignore U1000 empty, and so unused, in the replay-only build
 	liveTestParts
 }
 
