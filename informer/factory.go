@@ -91,7 +91,7 @@ type Factory struct {
 	informers map[factoryKey]factoryInformer
 	// started marks the informers Start has started. Guarded by mu.
 	started map[factoryKey]bool
-	// metricNames maps each metrics name (the resource) given to
+	// metricNames maps each metrics name (Resource.metricsName) given to
 	// FactoryOptions.MetricsProvider to the informer that has it, described for the
 	// log. Guarded by mu.
 	metricNames map[string]string
@@ -188,19 +188,21 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		return nil, err
 	}
 	name := res.GVR.Resource
+	metricsName := res.metricsName()
 	described := fmt.Sprintf("%s as %v", res, key.typ)
 	metrics := f.opts.MetricsProvider
 	if metrics != nil {
-		if first, taken := f.metricNames[name]; taken {
+		if first, taken := f.metricNames[metricsName]; taken {
 			// Why: two informers writing one series would make every value of it
 			// meaningless (the queue length of one, then of the other).
 			cmp.Or(f.opts.Logger, slog.Default()).Error("duplicate informer name: this informer's metrics are not published",
-				"name", name, "resource", res.String(), "type", key.typ.String(), "publishedBy", first)
+				"name", metricsName, "resource", res.String(), "type", key.typ.String(), "publishedBy", first)
 			metrics = nil
 		}
 	}
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
 		Name:             name,
+		MetricsName:      metricsName,
 		ResyncPeriod:     f.opts.ResyncPeriod,
 		Indexers:         indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
 		Queue:            f.opts.Queue,
@@ -219,7 +221,7 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 	}
 	f.informers[key] = inf
 	if metrics != nil {
-		f.metricNames[name] = described
+		f.metricNames[metricsName] = described
 	}
 	return inf, nil
 }

@@ -64,6 +64,10 @@ func (k QueueKind) String() string {
 type Options[T indexer.Object] struct {
 	// Name identifies the informer in logs; "" uses the reflector's default.
 	Name string
+	// MetricsName names the metrics of this informer, its reflector and its handlers;
+	// "" means Name (or the Go type when unnamed). A Factory sets it to the resource,
+	// with its group when that is not the core group: configmaps, deployments.apps.
+	MetricsName string
 	// ResyncPeriod is the default resync period of handlers added without one; it is
 	// also how often the informer checks whether any handler is due. 0: no resync.
 	ResyncPeriod time.Duration
@@ -108,8 +112,8 @@ type Options[T indexer.Object] struct {
 	// handlers (see MetricsProvider). Nil: no metrics, at the cost of a nil check
 	// per queued item, watch event and notification.
 	//
-	// Pitfall: informers that share a provider need distinct names (Options.Name, or
-	// the Go type when unnamed): two with one name write the same series. A Factory
+	// Pitfall: informers that share a provider need distinct names (MetricsName, else
+	// Name, or the Go type when unnamed): two with one name write the same series. A Factory
 	// publishes one informer per name and logs the others; informers built here
 	// directly are not checked, because there is no process-wide registry to check
 	// them against (client-go's NewInformerName keeps one and refuses a duplicate).
@@ -187,7 +191,7 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	}
 	return &SharedIndexInformer[T]{
 		mutations:         mutations,
-		metrics:           newInformerMetrics(opts.MetricsProvider, name),
+		metrics:           newInformerMetrics(opts.MetricsProvider, cmp.Or(opts.MetricsName, name)),
 		lw:                lw,
 		opts:              opts,
 		logger:            logger,

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -370,5 +371,28 @@ func TestAHandlerNameInUseIsRefusedSoNoTwoHandlersShareASeries(t *testing.T) {
 		inf.RemoveEventHandler(taken)
 		inf.RemoveEventHandler(unnamed)
 		inf.RemoveEventHandler(again)
+	})
+}
+
+// Two informers of one Factory for resources of one name in two groups — events
+// (core) and events.events.k8s.io — both publish their metrics, under names that
+// carry the group when it is not the core group.
+func TestAFactoryNamesMetricsByResourceAndGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logBuffer
+		scheme, err := listwatch.NewScheme(corev1.AddToScheme, eventsv1.AddToScheme)
+		require.NoError(t, err)
+		p := &creationCounter{}
+		f := informer.NewFactory(&rest.Config{Host: "http://127.0.0.1:1"}, informer.FactoryOptions{
+			Scheme: scheme, Logger: logs.logger(), MetricsProvider: p,
+		})
+		_, err = informer.For[*corev1.Event](f, informer.Resource{GVR: corev1.SchemeGroupVersion.WithResource("events")})
+		require.NoError(t, err)
+		_, err = informer.For[*eventsv1.Event](f, informer.Resource{GVR: eventsv1.SchemeGroupVersion.WithResource("events")})
+		require.NoError(t, err)
+		p.mu.Lock()
+		assert.Equal(t, map[string]int{"events": 1, "events.events.k8s.io": 1}, p.created)
+		p.mu.Unlock()
+		assert.Empty(t, logs.String(), "no duplicate")
 	})
 }

@@ -41,6 +41,26 @@ func (r Resource) String() string {
 	return b.String()
 }
 
+// metricsName is the name a Factory gives the informer's metrics: the resource, with
+// its group after a dot when that is not the core group — `configmaps`, `events`
+// (core) and `events.events.k8s.io`, `deployments.apps`. One name per
+// GroupVersionResource but for the version: two versions of one resource are one
+// resource to the apiserver, so they share a name (the Factory publishes the first).
+//
+// client-go 1.37 names an informer's metrics by an InformerName the caller registers
+// once per process (NewInformerName, refused when taken) together with the informer's
+// GroupVersionResource (InformerName.WithResource): the name and the GVR are separate
+// labels. Ours has no process-wide registry (no package-level state): the Factory
+// checks names among its own informers only.
+//
+// client-go: tools/cache/identity.go InformerName.WithResource
+func (r Resource) metricsName() string {
+	if r.GVR.Group == "" {
+		return r.GVR.Resource
+	}
+	return r.GVR.Resource + "." + r.GVR.Group
+}
+
 // logAttrs are the scope attributes a Factory informer's log lines carry besides
 // informer=<resource>: namespace and selectors, only when set.
 func (r Resource) logAttrs() []any {

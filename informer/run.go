@@ -95,6 +95,7 @@ func (s *SharedIndexInformer[T]) start() (deltafifo.Queue[T], *reflector.Reflect
 	handler := s.watchErrorHandler
 	refl, err := reflector.NewReflector(s.lw, &listTracker[T]{Queue: queue, errs: &s.errs}, reflector.Options[T]{
 		Name:            s.opts.Name,
+		MetricsName:     s.opts.MetricsName,
 		ResyncPeriod:    s.resyncCheckPeriod,
 		ShouldResync:    s.processor.shouldResync,
 		Logger:          s.logger,

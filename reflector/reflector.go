@@ -59,6 +59,8 @@ func (m InitialList) String() string {
 type Options[T Object] struct {
 	// Name identifies the reflector in logs. "" means the Go type of T.
 	Name string
+	// MetricsName names the reflector's metrics; "" means its Name.
+	MetricsName string
 	// ResyncPeriod is how often store.Resync is called; 0 disables resync.
 	ResyncPeriod time.Duration
 	// ShouldResync, if set, is asked at every resync tick; Resync is skipped when it
@@ -178,7 +180,7 @@ func NewReflector[T Object](lw ListerWatcher[T], store Store[T], opts Options[T]
 	if r.name == "" {
 		r.name = r.typeDescription
 	}
-	r.metrics = newReflectorMetrics(opts.MetricsProvider, r.name)
+	r.metrics = newReflectorMetrics(opts.MetricsProvider, cmp.Or(opts.MetricsName, r.name))
 	if r.errorHandler == nil {
 		r.errorHandler = DefaultWatchErrorHandler[T]
 	}

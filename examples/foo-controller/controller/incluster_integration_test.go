@@ -126,21 +126,21 @@ func TestInClusterAsItsServiceAccount(t *testing.T) {
 		// informer applied it and called enqueueFoo, the workqueue took the key.
 		after := scrape(t, ctx, metrics)
 		for _, series := range []string{
-			`reflector_watch_events_total{name="foos",type="ADDED"}`,
-			`informer_handler_duration_seconds_count{name="foos",handler="enqueueFoo"}`,
-			`informer_processing_latency_seconds_count{name="foos"}`,
-			`informer_store_resource_version{name="foos"}`,
+			`reflector_watch_events_total{name="foos.samplecontroller.k8s.io",type="ADDED"}`,
+			`informer_handler_duration_seconds_count{name="foos.samplecontroller.k8s.io",handler="enqueueFoo"}`,
+			`informer_processing_latency_seconds_count{name="foos.samplecontroller.k8s.io"}`,
+			`informer_store_resource_version{name="foos.samplecontroller.k8s.io"}`,
 			`workqueue_adds_total{name="foos"}`,
 			`workqueue_work_duration_seconds_count{name="foos"}`,
-			`reflector_watch_events_total{name="deployments",type="ADDED"}`,
+			`reflector_watch_events_total{name="deployments.apps",type="ADDED"}`,
 		} {
 			assert.Greater(t, after[series], before[series], "%s moved when the Foo was created", series)
 		}
-		for _, series := range []string{`reflector_lists_total{name="foos"}`, `reflector_lists_total{name="deployments"}`} {
+		for _, series := range []string{`reflector_lists_total{name="foos.samplecontroller.k8s.io"}`, `reflector_lists_total{name="deployments.apps"}`} {
 			assert.Equal(t, 1.0, after[series], "%s: one initial list, no relist", series)
 		}
-		assert.Contains(t, after, `informer_queued_items{name="foos"}`)
-		assert.Contains(t, after, `informer_handler_backlog_high_water{name="deployments",handler="handleDeployment"}`)
+		assert.Contains(t, after, `informer_queued_items{name="foos.samplecontroller.k8s.io"}`)
+		assert.Contains(t, after, `informer_handler_backlog_high_water{name="deployments.apps",handler="handleDeployment"}`)
 
 		c.setFooReplicas(t, ctx, ns, "life", 3)
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
