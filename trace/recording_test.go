@@ -337,3 +337,31 @@ func FuzzReadRecording(f *testing.F) {
 		}
 	})
 }
+
+// A recording keeps what it was given or refuses it: an event with a text field that
+// is not valid UTF-8 (which a JSON string cannot carry, and encoding/json would
+// replace without a word) is not written, and Close names the field; the events around
+// it are written as they were. A header field likewise is refused at once.
+func TestATextThatIsNotUTF8IsRefusedNotChanged(t *testing.T) {
+	var b bytes.Buffer
+	rw, err := NewRecordingWriter(&b, RecordingHeader{Start: t0})
+	require.NoError(t, err)
+	rw.Record(Event{Time: t0, Stage: Reflector, Kind: Listed, Key: "ns/a", Detail: "ü before"})
+	rw.Record(Event{Time: t0, Stage: Log, Kind: Logged, Detail: "bad \xff byte"})
+	rw.Record(Event{Time: t0, Stage: Reflector, Kind: Listed, Key: "ns/b", Reason: "\xc3"})
+	rw.Record(Event{Time: t0, Stage: Reflector, Kind: Listed, Key: "ns/c", Detail: "after"})
+	err = rw.Close()
+	require.ErrorIs(t, err, ErrNotUTF8)
+	assert.ErrorContains(t, err, `recording refused 2 events; the first: a text field is not valid UTF-8: field Detail of a log "logged" event (key ""): "bad \xff byte"`)
+
+	_, events, err := ReadRecording(&b)
+	require.NoError(t, err)
+	require.Len(t, events, 2)
+	assert.Equal(t, "ü before", events[0].Detail, "a valid multi-byte text is kept as it was")
+	assert.Equal(t, "ns/c", events[1].Key, "the events after a refused one are written")
+	assert.NotContains(t, b.String(), "\ufffd", "nothing was replaced")
+
+	_, err = NewRecordingWriter(&b, RecordingHeader{Title: "a \xfe title"})
+	require.ErrorIs(t, err, ErrNotUTF8)
+	assert.ErrorContains(t, err, "field Title")
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // RecordingWriter writes a recording as the events arrive: its Record method is a
@@ -35,12 +36,30 @@ type RecordingWriter struct {
 	err    error
 	lost   int
 	closed bool
+	// refused counts the events not written because a text field is not valid
+	// UTF-8; firstRefused says which was the first, and why.
+	refused      int
+	firstRefused error
 }
+
+// ErrNotUTF8 is wrapped by the error Close returns when events were refused because a
+// text field of theirs is not valid UTF-8.
+//
+// Why refuse rather than write: a JSON string cannot carry bytes that are not UTF-8,
+// and encoding/json would replace each with U+FFFD without a word, so the replay
+// would show a text that was never recorded. A refused event is counted and named;
+// the events around it are written.
+var ErrNotUTF8 = errors.New("a text field is not valid UTF-8")
 
 // NewRecordingWriter writes h to w as the recording's header and returns the writer
 // of its events. It sets h's Format and Version, and its Start to now if zero.
 func NewRecordingWriter(w io.Writer, h RecordingHeader) (*RecordingWriter, error) {
 	h.Format, h.Version = RecordingFormat, RecordingVersion
+	for _, f := range [...]struct{ name, value string }{{"Program", h.Program}, {"Run", h.Run}, {"Title", h.Title}} {
+		if !utf8.ValidString(f.value) {
+			return nil, fmt.Errorf("writing the recording's header: %w: field %s: %q", ErrNotUTF8, f.name, f.value)
+		}
+	}
 	if h.Start.IsZero() {
 		h.Start = time.Now()
 	}
@@ -89,6 +108,13 @@ func (rw *RecordingWriter) Record(e Event) {
 	defer rw.mu.Unlock()
 	if rw.err != nil || rw.closed {
 		rw.lost++
+		return
+	}
+	if err := checkUTF8(e); err != nil {
+		if rw.refused == 0 {
+			rw.firstRefused = err
+		}
+		rw.refused++
 		return
 	}
 	if err := rw.enc.Encode(lineOf(e, rw.start)); err != nil {
@@ -140,7 +166,25 @@ func (rw *RecordingWriter) Close() error {
 	case rw.lost > 0:
 		errs = append(errs, fmt.Errorf("recording lost %d events recorded after Close", rw.lost))
 	}
+	if rw.refused > 0 {
+		errs = append(errs, fmt.Errorf("recording refused %d events; the first: %w", rw.refused, rw.firstRefused))
+	}
 	return errors.Join(errs...)
+}
+
+// checkUTF8 returns an error wrapping ErrNotUTF8 that names e's first text field that
+// is not valid UTF-8, or nil.
+func checkUTF8(e Event) error {
+	for _, f := range [...]struct{ name, value string }{
+		{"Stage", string(e.Stage)}, {"Kind", string(e.Kind)}, {"Source", e.Source}, {"Informer", e.Informer},
+		{"Key", e.Key}, {"ResourceVersion", e.ResourceVersion}, {"Type", e.Type}, {"Reason", e.Reason},
+		{"Detail", e.Detail}, {"Attrs", e.Attrs},
+	} {
+		if !utf8.ValidString(f.value) {
+			return fmt.Errorf("%w: field %s of a %s %q event (key %q): %q", ErrNotUTF8, f.name, e.Stage, e.Kind, e.Key, f.value)
+		}
+	}
+	return nil
 }
 
 // WriteRecording writes a whole recording: h as its header, then events. It is the
