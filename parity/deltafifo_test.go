@@ -24,7 +24,7 @@ import (
 // client-go: tools/cache/delta_fifo.go DeltaFIFO.Pop
 func TestDeltaFIFO(t *testing.T) {
 	kinds := []fifoKind{fifoAdd, fifoAdd, fifoUpdate, fifoUpdate, fifoDelete, fifoDelete, fifoReplace, fifoResync, fifoPop, fifoPop, fifoPop}
-	check.Run(t, check.Config[fifoOp]{Runs: 500, Simplify: simplifyFifoOp},
+	check.Run(t, check.Config[fifoOp]{Runs: 1200, Simplify: simplifyFifoOp},
 		func(r *randSource) []fifoOp { return genFifoOps(r, kinds) },
 		withAndWithoutTransform(compareDeltaFIFOs))
 }

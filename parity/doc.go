@@ -9,7 +9,7 @@
 //
 //	make parity                               # every differential test, fixed seeds
 //	cd parity && PARITY_SEED=17 go test -run '^TestDeltaFIFO$' ./...   # one seed again
-//	cd parity && PARITY_RUNS=5000 go test ./...                         # more seeds
+//	cd parity && PARITY_RUNS=20000 go test -run '^TestDeltaFIFO$' ./... # more seeds than the default
 //
 // A failing seed is shrunk to the shortest input that still diverges (internal/check),
 // and the report shows the first observation where the two transcripts part.

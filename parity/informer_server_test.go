@@ -1,7 +1,9 @@
 package parity
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +81,10 @@ type cmServer struct {
 	watchList bool
 	// timed: each request's line says how long the reflector waited before it.
 	timed bool
+	// listOrder, when set, is the order in which a LIST answer names the objects
+	// (TestInformer draws one per input, so that no library's reordering of a list
+	// goes unseen); a name it leaves out comes after, by name. Unset: by name.
+	listOrder []string
 }
 
 func newCMServer() *cmServer { return &cmServer{objs: map[string]int{}} }
@@ -224,7 +230,7 @@ type listPage struct {
 	cont  string
 }
 
-// list serves a LIST: the stored objects sorted by name, at the current
+// list serves a LIST: the stored objects in listOrder (by name without one), at the current
 // resourceVersion, or from a continue token at the first page's. The requested
 // resourceVersion is recorded, not honoured: the server is always fresh enough. A
 // limit is honoured (capped by pageCap), except at RV "0" with the watch cache on.
@@ -249,7 +255,7 @@ func (s *cmServer) list(e *endpoint, opts metav1.ListOptions) (listPage, error) 
 		}
 		objs = s.stateAt(page.rv)
 	}
-	names := sortedStrings(mapKeys(objs))
+	names := s.listed(objs)
 	limit := int(opts.Limit)
 	if s.watchCache && opts.ResourceVersion == "0" && opts.Continue == "" {
 		limit = 0
@@ -275,6 +281,20 @@ func (s *cmServer) list(e *endpoint, opts metav1.ListOptions) (listPage, error) 
 	}
 	e.log = append(e.log, answer)
 	return page, nil
+}
+
+// listed returns the names of objs in the order a LIST answer gives them: listOrder's,
+// then by name.
+func (s *cmServer) listed(objs map[string]int) []string {
+	names := sortedStrings(mapKeys(objs))
+	rank := func(name string) int {
+		if i := slices.Index(s.listOrder, name); i >= 0 {
+			return i
+		}
+		return len(s.listOrder)
+	}
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(rank(a), rank(b)) })
+	return names
 }
 
 // watch opens w as e's watch. A plain watch is first sent every change since the

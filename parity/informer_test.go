@@ -15,7 +15,8 @@ import (
 
 // TestInformer runs our shared informer and client-go's side by side in one synctest
 // bubble, both on the default queue (RealFIFO) and a classic initial LIST, over one
-// scripted API server (informer_server_test.go), and plays a generated story: objects
+// scripted API server (informer_server_test.go), which lists the objects in an order
+// each input draws (not by name), and plays a generated story: objects
 // created, updated and deleted as watch events; handlers registered before Run and
 // after the sync (with the default resync period, none, or twice the default) and
 // removed; watches that end with 410 Expired (a relist, with objects deleted and
@@ -28,7 +29,8 @@ import (
 // requests each reflector made (and from which resourceVersion); each handler's
 // notifications in order — OnAdd with isInInitialList, OnUpdate old → new, OnDelete
 // with the object or the tombstone's key and object; each handler's HasSynced; the
-// informer's HasSynced; and the cache's contents.
+// informer's HasSynced; and the cache's contents. Only what client-go hands over in a
+// map's order is sorted before it is compared (inMapOrder).
 //
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.AddEventHandlerWithOptions
 // client-go: tools/cache/shared_informer.go sharedProcessor.shouldResync
@@ -83,10 +85,11 @@ const (
 // infOp is one step of the story.
 type infOp struct {
 	kind    infKind
-	name    string // write, delete: the object (created if absent, else updated)
-	resync  int    // addHandler: 0 the informer's default, 1 none, 2 twice the default
-	nth     int    // removeHandler: which live handler, by position (mod how many live)
-	expire  bool   // endWatch: with 410 Expired (relist), or a plain end (re-watch)
+	order   []string // start: the order in which the server lists the objects
+	name    string   // write, delete: the object (created if absent, else updated)
+	resync  int      // addHandler: 0 the informer's default, 1 none, 2 twice the default
+	nth     int      // removeHandler: which live handler, by position (mod how many live)
+	expire  bool     // endWatch: with 410 Expired (relist), or a plain end (re-watch)
 	changes []infChange
 }
 
@@ -107,7 +110,7 @@ func (c infChange) String() string {
 func (o infOp) String() string {
 	switch o.kind {
 	case infStart:
-		return "Run both informers"
+		return fmt.Sprintf("Run both informers (the server lists %s)", strings.Join(o.order, ", "))
 	case infWrite:
 		return "write " + o.name
 	case infDelete:
@@ -143,7 +146,9 @@ func genInfOps(r *rand.Rand) []infOp {
 	handlers, ends, resyncs := 0, 0, 0
 	for len(ops) < n {
 		if len(ops) == startAt {
-			ops = append(ops, infOp{kind: infStart})
+			order := slices.Clone(infNames)
+			r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			ops = append(ops, infOp{kind: infStart, order: order})
 		}
 		switch p := r.IntN(100); {
 		case p < 35:
@@ -170,10 +175,15 @@ func genInfOps(r *rand.Rand) []infOp {
 	return ops
 }
 
-// simplifyInfOp offers an end of the watch with one meanwhile change fewer, and a
-// handler without resync.
+// simplifyInfOp offers an end of the watch with one meanwhile change fewer, a
+// handler without resync, and a server that lists by name.
 func simplifyInfOp(o infOp) []infOp {
 	var out []infOp
+	if o.kind == infStart && !slices.IsSorted(o.order) {
+		s := o
+		s.order = sortedStrings(o.order)
+		out = append(out, s)
+	}
 	for i := range o.changes {
 		s := o
 		s.changes = slices.Delete(slices.Clone(o.changes), i, i+1)
@@ -225,6 +235,7 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 				break
 			}
 			started = true
+			srv.listOrder = op.order // before either reflector runs
 			for _, s := range sides {
 				s.done = make(chan struct{})
 				go func() { defer close(s.done); s.side.run(ctx) }()
@@ -272,7 +283,7 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 		}
 		synctest.Wait()
 		for _, s := range sides {
-			s.observe(srv, live)
+			s.observe(srv, live, inMapOrder(op, len(s.notes)-1))
 		}
 	}
 	cancel()
@@ -284,14 +295,15 @@ func playInformers(ops []infOp, transform bool, ourTr, theirTr *check.Transcript
 }
 
 // observe writes what one side did since the last step: its reflector's requests,
-// each handler's notifications (a removed handler's too: it must have none), each live
+// each handler's notifications (a removed handler's too: it must have none) with the
+// runs that unordered says client-go hands over in a map's order sorted, each live
 // handler's HasSynced, the informer's HasSynced and its cache.
-func (s *informerRun) observe(srv *cmServer, live []int) {
+func (s *informerRun) observe(srv *cmServer, live []int, unordered func(h int, note string) bool) {
 	for _, r := range srv.takeRequests(s.end) {
 		s.tr.Printf("  server: %s", r)
 	}
 	for h, n := range s.notes {
-		for _, l := range unorderedRunsSorted(n.take()) {
+		for _, l := range unorderedRunsSorted(n.take(), func(note string) bool { return unordered(h, note) }) {
 			s.tr.Printf("  h%d: %s", h, l)
 		}
 	}
@@ -302,36 +314,51 @@ func (s *informerRun) observe(srv *cmServer, live []int) {
 	s.tr.Printf("  synced: informer=%v handlers [%s]; cache %s", s.side.hasSynced(), strings.Join(synced, " "), s.side.cache())
 }
 
-// unorderedRunsSorted sorts each run of consecutive notifications whose order
-// client-go leaves to a map's iteration: a resync's updates (old and new the same
-// version) and a relist's unchanged objects among them, a relist's tombstones, and a
-// late handler's replayed adds (isInInitialList=true; the initial list's adds come in
-// list order, which the sort keeps, the server listing by name). Every other
-// notification keeps its place, and no run crosses one.
+// inMapOrder says which notifications client-go hands handler h in step op in a map's
+// iteration order, and the comparison sorts: each kind only in the step that makes it,
+// so that none hides an order client-go keeps.
+//
+//   - A resync step: its updates (old and new the same version), every cached object
+//     from the cache's List (SyncAll).
+//   - An end of the watches: a relist's tombstones, for the cached keys missing from
+//     the list, from the cache's ListKeys. The relist's adds and updates come after
+//     them in the list's order, and are compared in it.
+//   - A registration: the new handler's replayed adds (isInInitialList=true), from the
+//     cache's List, when the informer runs already.
+//
+// Everything else keeps its place: the first list's adds (isInInitialList=true) come
+// in the list's order, which the server draws per input, and watch events in theirs.
+// (No resync check falls within an end of the watches, nor a relist within a resync
+// step: see the constants above.)
 //
 // client-go: tools/cache/controller.go processDeltas (SyncAll: clientState.List)
+// client-go: tools/cache/the_real_fifo.go reconcileReplacement (knownObjects.ListKeys)
 // client-go: tools/cache/controller.go processReplacedAllInfo
 // client-go: tools/cache/shared_informer.go sharedIndexInformer.AddEventHandlerWithOptions (s.indexer.List)
-func unorderedRunsSorted(lines []string) []string {
-	class := func(l string) string {
-		switch {
-		case strings.HasPrefix(l, "OnDelete tombstone("):
-			return "tombstone"
-		case strings.HasSuffix(l, "initial=true"):
-			return "initial add"
-		case strings.HasPrefix(l, "OnUpdate "):
-			old, new, _ := strings.Cut(strings.TrimPrefix(l, "OnUpdate "), " → ")
-			if old == new {
-				return "same version"
-			}
+func inMapOrder(op infOp, newest int) func(h int, note string) bool {
+	return func(h int, note string) bool {
+		switch op.kind {
+		case infResync:
+			change, isUpdate := strings.CutPrefix(note, "OnUpdate ")
+			old, new, _ := strings.Cut(change, " → ")
+			return isUpdate && old == new
+		case infEndWatch:
+			return strings.HasPrefix(note, "OnDelete tombstone(")
+		case infAddHandler:
+			return h == newest && strings.HasPrefix(note, "OnAdd ") && strings.HasSuffix(note, " initial=true")
 		}
-		return ""
+		return false
 	}
+}
+
+// unorderedRunsSorted sorts each run of consecutive notifications that unordered
+// holds for. Every other notification keeps its place, and no run crosses one.
+func unorderedRunsSorted(lines []string, unordered func(string) bool) []string {
 	out := slices.Clone(lines)
 	for i := 0; i < len(out); {
 		j := i + 1
-		if c := class(out[i]); c != "" {
-			for j < len(out) && class(out[j]) == c {
+		if unordered(out[i]) {
+			for j < len(out) && unordered(out[j]) {
 				j++
 			}
 			slices.Sort(out[i:j])

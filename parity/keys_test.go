@@ -140,7 +140,7 @@ func (s keySide) run(ops []keyOp, tr *check.Transcript) {
 //
 // client-go: tools/cache/store.go MetaNamespaceKeyFunc
 func TestKeys(t *testing.T) {
-	check.Run(t, check.Config[keyOp]{Runs: 300}, genKeyOps, func(ops []keyOp) error {
+	check.Run(t, check.Config[keyOp]{Runs: 8000}, genKeyOps, func(ops []keyOp) error {
 		var oursTr, cgTr check.Transcript
 		oursKeys.run(ops, &oursTr)
 		clientGoKeys.run(ops, &cgTr)

@@ -216,7 +216,7 @@ func (s *mcSide) run(ops []mcOp, tr *check.Transcript) {
 // client-go: tools/cache/mutation_cache.go mutationCache.Mutation
 // client-go: tools/cache/mutation_cache.go mutationCache.OnDelete
 func TestMutationCache(t *testing.T) {
-	check.Run(t, check.Config[mcOp]{Runs: 300}, genMutationCacheOps, func(ops []mcOp) error {
+	check.Run(t, check.Config[mcOp]{Runs: 1500}, genMutationCacheOps, func(ops []mcOp) error {
 		var err error
 		synctest.Test(t, func(*testing.T) {
 			// A panic here would end the bubble's goroutine, out of Run's reach: turn it

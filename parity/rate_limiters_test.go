@@ -230,7 +230,7 @@ func runLimOps(t *testing.T, build func(limSpec) limiter, ops []limOp) (tr check
 // client-go: util/workqueue/default_rate_limiters.go TypedWithMaxWaitRateLimiter.When
 // client-go: util/workqueue/default_rate_limiters.go DefaultTypedControllerRateLimiter
 func TestRateLimiters(t *testing.T) {
-	check.Run(t, check.Config[limOp]{Runs: 2000, Simplify: simplifyLim}, genLimOps, func(ops []limOp) error {
+	check.Run(t, check.Config[limOp]{Runs: 3000, Simplify: simplifyLim}, genLimOps, func(ops []limOp) error {
 		ours, err := runLimOps(t, func(s limSpec) limiter { return buildOurs(s) }, ops)
 		if err != nil {
 			return fmt.Errorf("ours: %w", err)

@@ -179,7 +179,7 @@ func transcriptsInBubble(t *testing.T, play func(ours, theirs *check.Transcript)
 // client-go: util/workqueue/queue.go Typed.Done
 // client-go: util/workqueue/queue.go Typed.ShutDownWithDrain
 func TestWorkqueue(t *testing.T) {
-	check.Run(t, check.Config[queueOp]{Runs: 1500}, genQueueOps, func(ops []queueOp) error {
+	check.Run(t, check.Config[queueOp]{Runs: 2500}, genQueueOps, func(ops []queueOp) error {
 		ours, err := runQueueOps(t, func() queueSide { return oursQueue{workqueue.NewQueue[int](workqueue.Options{})} }, ops)
 		if err != nil {
 			return fmt.Errorf("ours: %w", err)
