@@ -6,11 +6,15 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/stretchr/testify/require"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 )
 
@@ -90,4 +94,34 @@ func withoutErrorBackoff(t *testing.T) {
 	handlers := utilruntime.ErrorHandlers
 	utilruntime.ErrorHandlers = nil
 	t.Cleanup(func() { utilruntime.ErrorHandlers = handlers })
+}
+
+// bubbleGoroutines counts the goroutines of the caller's synctest bubble, itself
+// included. Why not runtime.NumGoroutine: it counts the whole process, where goroutines
+// of earlier tests and of the runtime come and go while a test counts, which made
+// counts inside a bubble flaky. It reads the bubble from the goroutine headers of
+// runtime.Stack ("goroutine 9 [running, synctest bubble 1]:"), and fails the test if
+// the caller's own header names none, so a change of that format cannot pass unseen.
+func bubbleGoroutines(t *testing.T) int {
+	t.Helper()
+	own := make([]byte, 512)
+	own = own[:runtime.Stack(own, false)]
+	m := regexp.MustCompile(`synctest bubble [0-9]+\]`).Find(own)
+	require.NotNil(t, m, "no synctest bubble in this goroutine's header: %q", own[:min(len(own), 80)])
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, line := range strings.Split(string(buf), "\n") {
+		if strings.HasPrefix(line, "goroutine ") && strings.Contains(line, ", "+string(m)) {
+			count++
+		}
+	}
+	return count
 }

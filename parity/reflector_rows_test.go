@@ -133,13 +133,13 @@ var _ = exception("docs/defaults.md", "Reflector", "who hears why a cycle ended"
 		// client-go's reflector takes a handler only from its informer (or controller).
 		inf := newClientGoSide(clientGoLW{srv, &srv.theirs}, 0)
 		require.NoError(t, inf.inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) { theirs.add(err) }))
+		// Armed before the sides start: their first LIST may come at once.
+		srv.arm(listInternal) // met by each side's first LIST
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); inf.run(ctx) }()
 		stop := startSides(ourSide)
 		defer func() { stop(); cancel(); <-done }()
-
-		srv.arm(listInternal) // met by each side's first LIST
 		settle()
 		require.Equal(t, []string{"InternalError"}, theirs.take(), "client-go: a failed LIST")
 		require.Equal(t, []string{"InternalError"}, ours.take(), "ours: a failed LIST")

@@ -215,17 +215,17 @@ func verbsOf(lines []string) []string {
 }
 
 // watchGoroutines opens one idle watch-list and one idle plain watch through watch and
-// returns how many goroutines each left running, in a synctest bubble (where every
-// goroutine counted is the watch's own).
+// returns how many goroutines each left running, counted in its synctest bubble (where
+// every goroutine but the test's own is the watch's).
 func watchGoroutines[W interface{ Stop() }](t *testing.T, watch func(ctx context.Context, opts metav1.ListOptions) (W, error)) (watchList, plain int) {
 	count := func(opts metav1.ListOptions) (n int) {
 		synctest.Test(t, func(t *testing.T) {
 			synctest.Wait()
-			before := runtime.NumGoroutine()
+			before := bubbleGoroutines(t)
 			w, err := watch(t.Context(), opts)
 			require.NoError(t, err)
 			synctest.Wait()
-			n = runtime.NumGoroutine() - before
+			n = bubbleGoroutines(t) - before
 			w.Stop()
 		})
 		return n

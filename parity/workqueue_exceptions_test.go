@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math"
-	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -98,18 +97,18 @@ var _ = exception("docs/defaults.md", "Workqueue", "rate limiter of a rate-limit
 // client-go: util/workqueue/delaying_queue.go newDelayingQueue
 var _ = exception("docs/defaults.md", "Workqueue", "delaying queue", func(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		before := runtime.NumGoroutine()
+		before := bubbleGoroutines(t)
 		cq := cgwq.NewTypedDelayingQueue[int]()
 		synctest.Wait()
-		require.Equal(t, before+1, runtime.NumGoroutine(), "client-go: the constructor starts the waiting loop")
+		require.Equal(t, before+1, bubbleGoroutines(t), "client-go: the constructor starts the waiting loop")
 		cq.ShutDown()
 		synctest.Wait()
-		require.Equal(t, before, runtime.NumGoroutine(), "client-go: ShutDown ends it")
+		require.Equal(t, before, bubbleGoroutines(t), "client-go: ShutDown ends it")
 
 		q := workqueue.NewDelayingQueue[int](workqueue.Options{})
 		q.AddAfter(1, time.Hour)
 		synctest.Wait()
-		require.Equal(t, before, runtime.NumGoroutine(), "ours: no goroutine, though an item waits an hour")
+		require.Equal(t, before, bubbleGoroutines(t), "ours: no goroutine, though an item waits an hour")
 		q.ShutDown()
 	})
 })
