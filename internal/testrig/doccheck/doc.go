@@ -7,6 +7,8 @@
 // attributed to bench/RESULTS.md that it does not print (results_test.go), a test a
 // page names that no _test.go file declares, or an index of the differences we keep
 // that misses a row of docs/defaults.md's or docs/parity.md's tables or names the wrong
-// exception for one (differences_test.go). They run in
-// make test, so a doc drifts no further than code does.
+// exception for one (differences_test.go), a figure a page quotes from a recording that
+// the recording does not show (recordings_test.go), or a build tag that make unit, test
+// or lint does not build with (buildtags_test.go). They run in make test, so a doc
+// drifts no further than code does.
 package doccheck
