@@ -28,7 +28,7 @@ explorer replays any of them in the browser without a cluster — the boxes, the
 journeys and the plots of queue depth and backlogs, with the faults marked. A recording keeps
 what it was given, byte for byte, or refuses it: an event whose text is not valid UTF-8 (which
 a JSON line cannot carry) is not written, and closing the recording returns an error naming
-the field (` + "`trace.ErrNotUTF8`, `TestATextThatIsNotUTF8IsRefusedNotChanged`" + `):
+the field (`+"`trace.ErrNotUTF8`, `TestATextThatIsNotUTF8IsRefusedNotChanged`"+`):
 
 `+"```sh"+`
 make replay FILE=docs/recordings/compaction-410.jsonl.gz   # prints the URL; starts in seconds
