@@ -26,7 +26,8 @@ func TestParityPageNamesTheSuiteAsItIs(t *testing.T) {
 	}
 	defined := map[string]bool{}
 	files, _ := filepath.Glob("*_test.go")
-	for _, f := range files {
+	soak, _ := filepath.Glob("soak/*_test.go")
+	for _, f := range append(files, soak...) {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
