@@ -99,12 +99,21 @@ type queueMetrics[T comparable] struct {
 	unfinishedWork SettableGaugeMetric
 	longestRunning SettableGaugeMetric
 
+	// epoch is when the queue was built; the two maps below hold times as offsets from
+	// it (a time.Duration, read on the monotonic clock) rather than as time.Time.
+	//
+	// Why offsets: a time.Time is 24 bytes, an offset 8, and these maps hold an entry
+	// per dirty item. A queue that a burst of Adds fills with 10,000 keys grows addedAt
+	// to hold them all; with time.Time values that growth was most of the bytes a
+	// worker pool allocated (the WorkerPool benchmark: 645 kB of 1.13 MB an op). The
+	// differences between two times, the only thing the metrics use, are the same.
+	epoch time.Time
 	// addedAt is guarded by the queue's mu: when each dirty item was first added, for
 	// the queue-duration histogram.
-	addedAt map[T]time.Time
+	addedAt map[T]time.Duration
 	// startedAt is guarded by the queue's mu: when each processing item was handed out,
 	// for the work-duration histogram and the two unfinished-work gauges.
-	startedAt map[T]time.Time
+	startedAt map[T]time.Duration
 }
 
 // newQueueMetrics returns nil when there is no provider: the queue then skips every
@@ -120,8 +129,9 @@ func newQueueMetrics[T comparable](p MetricsProvider, name string) *queueMetrics
 		workDuration:   orNoop[HistogramMetric](p.NewWorkDurationMetric(name)),
 		unfinishedWork: orNoop[SettableGaugeMetric](p.NewUnfinishedWorkSecondsMetric(name)),
 		longestRunning: orNoop[SettableGaugeMetric](p.NewLongestRunningProcessorSecondsMetric(name)),
-		addedAt:        make(map[T]time.Time),
-		startedAt:      make(map[T]time.Time),
+		epoch:          time.Now(),
+		addedAt:        make(map[T]time.Duration),
+		startedAt:      make(map[T]time.Duration),
 	}
 }
 
@@ -132,7 +142,7 @@ func (m *queueMetrics[T]) addedLocked(item T, now time.Time) {
 	m.adds.Inc()
 	m.depth.Inc()
 	if _, ok := m.addedAt[item]; !ok {
-		m.addedAt[item] = now
+		m.addedAt[item] = now.Sub(m.epoch)
 	}
 }
 
@@ -141,9 +151,10 @@ func (m *queueMetrics[T]) addedLocked(item T, now time.Time) {
 // client-go: util/workqueue/metrics.go defaultQueueMetrics.get
 func (m *queueMetrics[T]) gotLocked(item T, now time.Time) {
 	m.depth.Dec()
-	m.startedAt[item] = now
+	at := now.Sub(m.epoch)
+	m.startedAt[item] = at
 	if added, ok := m.addedAt[item]; ok {
-		m.latency.Observe(now.Sub(added).Seconds())
+		m.latency.Observe((at - added).Seconds())
 		delete(m.addedAt, item)
 	}
 }
@@ -153,7 +164,7 @@ func (m *queueMetrics[T]) gotLocked(item T, now time.Time) {
 // client-go: util/workqueue/metrics.go defaultQueueMetrics.done
 func (m *queueMetrics[T]) doneLocked(item T, now time.Time) {
 	if started, ok := m.startedAt[item]; ok {
-		m.workDuration.Observe(now.Sub(started).Seconds())
+		m.workDuration.Observe((now.Sub(m.epoch) - started).Seconds())
 		delete(m.startedAt, item)
 	}
 }
@@ -167,8 +178,9 @@ func (m *queueMetrics[T]) doneLocked(item T, now time.Time) {
 // client-go: util/workqueue/metrics.go defaultQueueMetrics.updateUnfinishedWork
 func (m *queueMetrics[T]) refreshLocked(now time.Time) {
 	var total, oldest float64
+	at := now.Sub(m.epoch)
 	for _, started := range m.startedAt {
-		age := now.Sub(started).Seconds()
+		age := (at - started).Seconds()
 		total += age
 		oldest = max(oldest, age)
 	}
