@@ -110,6 +110,16 @@ func (s *store[T]) GetIndexers() Indexers[T] {
 	return out
 }
 
+// IndexCount returns how many indexes the store has. It is not part of Indexer: the
+// informer's trace calls it through an interface check to learn, without copying
+// GetIndexers' map on every write, whether an index was added since it last looked
+// (a store's indexes only grow, so an unchanged count means an unchanged set).
+func (s *store[T]) IndexCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.t.indexes)
+}
+
 // AddIndexers registers more indexes and files every stored object in them, so it works
 // on a populated store (older client-go versions refused once the store held items). It is
 // all or nothing: a name that already exists (ErrIndexConflict), a nil function

@@ -151,6 +151,9 @@ type SharedIndexInformer[T indexer.Object] struct {
 	//
 	// client-go: tools/cache/shared_informer.go sharedIndexInformer.blockDeltas
 	blockDeltas sync.Mutex
+	// tracedIndexes caches the indexes for the trace's Applied events
+	// (tracedIndexList). Guarded by blockDeltas.
+	tracedIndexes []namedIndex[T]
 
 	mu sync.Mutex
 	// started, stopped: Run's lifecycle. Guarded by mu.

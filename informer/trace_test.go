@@ -2,6 +2,7 @@ package informer_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -154,4 +155,61 @@ func TestADeleteOfAnObjectTheCacheNeverHeldIsTracedAsRemovingNothing(t *testing.
 			})
 		})
 	}
+}
+
+// The Applied event's detail names every index whose values a write changed, in
+// name order, with each value list sorted and printed as fmt prints a []string; an
+// index whose values did not change is left out; and an index added to the cache
+// after the informer started is in the next write's detail (the trace caches the
+// index list, and must see it grow).
+func TestAppliedNamesEachChangedIndexSortedAndSeesAnIndexAddedLater(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var rec trace.Recorder
+		src := fakeapi.New[*corev1.ConfigMap]()
+		inf := newInformer(pipelines[0], src, informer.Options[*corev1.ConfigMap]{
+			Name: "configmaps",
+			Indexers: indexer.Indexers[*corev1.ConfigMap]{
+				// Values out of order, as a user's function may return them.
+				"tags": func(o *corev1.ConfigMap) ([]string, error) {
+					if o.Data["tags"] == "" {
+						return nil, nil
+					}
+					return strings.Split(o.Data["tags"], ","), nil
+				},
+				"b-same": func(*corev1.ConfigMap) ([]string, error) { return []string{"always"}, nil },
+			},
+			Tracer: trace.New(rec.Record),
+		})
+		running(t, inf)
+		synctest.Wait()
+
+		a := src.Create(cm("a", "tags", "z,b,m", "color", "red"))
+		synctest.Wait()
+		a = a.DeepCopy()
+		a.Data["tags"] = "b"
+		a = src.Update(a)
+		synctest.Wait()
+		require.NoError(t, inf.Indexer().AddIndexers(indexer.Indexers[*corev1.ConfigMap]{
+			"added-later": func(o *corev1.ConfigMap) ([]string, error) { return []string{o.Data["color"]}, nil },
+		}))
+		a = a.DeepCopy()
+		a.Data["color"] = "blue"
+		a = src.Update(a)
+		synctest.Wait()
+		src.Delete(a)
+		synctest.Wait()
+
+		var applied []string
+		for _, s := range sentencesOf(rec.Events(), trace.Informer, "configmaps") {
+			if strings.HasPrefix(s, "applied") {
+				applied = append(applied, s)
+			}
+		}
+		assert.Equal(t, []string{
+			`applied add ns/a to the indexer (index "b-same": [] → [always]; index "tags": [] → [b m z])`,
+			`applied update ns/a to the indexer (index "tags": [b m z] → [b])`,
+			`applied update ns/a to the indexer (index "added-later": [red] → [blue])`,
+			`applied delete ns/a to the indexer (index "added-later": [blue] → []; index "b-same": [always] → []; index "tags": [b] → [])`,
+		}, applied)
+	})
 }

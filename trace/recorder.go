@@ -14,20 +14,26 @@ type Recorder struct {
 	Max int
 
 	mu sync.Mutex
-	// events is guarded by mu.
+	// events and oldest are guarded by mu. Until events holds Max events (or always,
+	// with no Max) it is in order. Once full it is a ring: a new event overwrites the
+	// oldest, at index oldest, and oldest moves on.
+	//
+	// Why a ring: dropping the oldest by shifting the rest copies the buffer; done a
+	// quarter at a time, as this was first written, it still copied three events for
+	// every one recorded once full.
 	events []Event
+	oldest int
 }
 
 // Record appends e. It is the Sink to pass to New: trace.New(rec.Record).
 func (r *Recorder) Record(e Event) {
 	r.mu.Lock()
 	if r.Max > 0 && len(r.events) >= r.Max {
-		// Why drop a quarter at once: shifting on every event would make recording
-		// cost O(Max) per event.
-		drop := max(r.Max/4, 1)
-		r.events = append(r.events[:0], r.events[drop:]...)
+		r.events[r.oldest] = e
+		r.oldest = (r.oldest + 1) % len(r.events)
+	} else {
+		r.events = append(r.events, e)
 	}
-	r.events = append(r.events, e)
 	r.mu.Unlock()
 }
 
@@ -35,12 +41,12 @@ func (r *Recorder) Record(e Event) {
 func (r *Recorder) Events() []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.Clone(r.events)
+	return slices.Concat(r.events[r.oldest:], r.events[:r.oldest])
 }
 
 // Reset forgets every event kept so far.
 func (r *Recorder) Reset() {
 	r.mu.Lock()
-	r.events = nil
+	r.events, r.oldest = nil, 0
 	r.mu.Unlock()
 }

@@ -283,13 +283,15 @@ func TestARecorderWithMaxKeepsTheMostRecentEvents(t *testing.T) {
 		rec.Record(Event{Key: fmt.Sprint(i)})
 	}
 	events := rec.Events()
-	assert.LessOrEqual(t, len(events), 8)
+	assert.Len(t, events, 8, "a full recorder keeps exactly Max")
 	assert.Equal(t, "19", events[len(events)-1].Key, "the newest is kept")
 	for i := 1; i < len(events); i++ {
 		assert.Equal(t, fmt.Sprint(20-len(events)+i), events[i].Key, "in order, without gaps")
 	}
 	rec.Reset()
 	assert.Empty(t, rec.Events())
+	rec.Record(Event{Key: "after reset"})
+	assert.Equal(t, []Event{{Key: "after reset"}}, rec.Events())
 }
 
 func TestAPanickingSinkLosesOnlyItsEventAndIsReported(t *testing.T) {
