@@ -159,7 +159,14 @@ func (l *listener[T]) add(n notification[T]) {
 // Notifications still queued then are dropped, as in client-go: the informer is
 // stopping, or the handler was removed.
 func (l *listener[T]) run() {
-	l.goroutine.Store(goroutineID())
+	id := goroutineID()
+	if id == 0 {
+		// Not silent: ShutDownEventHandler's own-handler check rests on this id.
+		l.logger.Error("cannot read this goroutine's id from runtime.Stack's header (did a Go release change it?); "+
+			"ShutDownEventHandler will not recognise a call from this handler's own callbacks, which then waits until its ctx ends",
+			"handler", l.name)
+	}
+	l.goroutine.Store(id)
 	defer close(l.finished)
 	for {
 		l.mu.Lock()

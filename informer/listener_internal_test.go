@@ -1,8 +1,13 @@
 package informer
 
 import (
+	"bytes"
 	"log/slog"
+	"regexp"
+	"runtime"
+	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kubeinternals/informers/internal/fifo"
@@ -60,4 +65,65 @@ func TestGoroutineIDTellsGoroutinesApart(t *testing.T) {
 	theirs := <-other
 	assert.NotZero(t, theirs)
 	assert.NotEqual(t, mine, theirs)
+}
+
+// goroutineID reads runtime.Stack's header, "goroutine 42 [running]:". This pins that
+// grammar on a test's goroutine, on a goroutine it starts, and in a synctest bubble
+// (whose header adds ", synctest bubble N" inside the brackets): a Go release that
+// changed it fails here, by name, before ShutDownEventHandler's own-handler check
+// quietly stops matching.
+func TestTheStackHeaderStillNamesTheGoroutine(t *testing.T) {
+	header := regexp.MustCompile(`^goroutine ([1-9][0-9]*) \[`)
+	check := func(where string) {
+		buf := make([]byte, 128)
+		buf = buf[:runtime.Stack(buf, false)]
+		m := header.FindSubmatch(buf)
+		if !assert.NotNil(t, m, "%s: runtime.Stack's header is %q, not \"goroutine N [...\"", where, bytes.SplitN(buf, []byte("\n"), 2)[0]) {
+			return
+		}
+		want, err := strconv.ParseUint(string(m[1]), 10, 64)
+		require.NoError(t, err)
+		assert.Equal(t, want, goroutineID(), "%s: goroutineID reads the header's number", where)
+	}
+	check("the test's goroutine")
+	done := make(chan struct{})
+	go func() { defer close(done); check("a new goroutine") }()
+	<-done
+	synctest.Test(t, func(*testing.T) { check("a synctest bubble") })
+}
+
+// goroutineIDFrom answers 0, never a wrong id, for a header it does not recognise.
+func TestGoroutineIDFromRefusesAnUnknownHeader(t *testing.T) {
+	for header, want := range map[string]uint64{
+		"goroutine 42 [running]:\nmain.main()":      42,
+		"goroutine 7 [running, synctest bubble 3]:": 7,
+		"":                         0,
+		"goroutine 42":             0,
+		"goroutine  42 [running]:": 0,
+		"goroutine x [running]:":   0,
+		"Goroutine 42 [running]:":  0,
+		"goroutine 42 running:":    0,
+		"thread 42 [running]:":     0,
+		"goroutine -1 [running]:":  0,
+	} {
+		assert.Equal(t, want, goroutineIDFrom([]byte(header)), "%q", header)
+	}
+}
+
+// A header run cannot read is logged at error level when the handler's goroutine
+// starts, naming the handler, instead of silently disabling the own-handler check.
+func TestAnUnreadableStackHeaderIsLoggedWhenTheHandlerStarts(t *testing.T) {
+	prev := stackOf
+	stackOf = func(buf []byte) int { return copy(buf, "thread 42 [running]:\n") }
+	t.Cleanup(func() { stackOf = prev })
+	var logs bytes.Buffer
+	var blocks fifo.Pool[notification[*corev1.ConfigMap]]
+	l := newListener[*corev1.ConfigMap](HandlerFuncs[*corev1.ConfigMap]{}, slog.New(slog.NewTextHandler(&logs, nil)), 0, 0, -1, &blocks)
+	l.name = "my handler"
+	l.close()
+	l.run()
+	assert.Contains(t, logs.String(), "level=ERROR")
+	assert.Contains(t, logs.String(), "cannot read this goroutine's id")
+	assert.Contains(t, logs.String(), `handler="my handler"`)
+	assert.False(t, l.calledFromHandler(), "with no id, nothing matches")
 }

@@ -78,17 +78,30 @@ func (s *SharedIndexInformer[T]) ShutDownEventHandler(ctx context.Context, reg *
 // that is, inside one of its handler's callbacks, the only code of anyone else's that
 // runs there.
 //
-// Why the goroutine's identity, and not something cheaper: the two cases to tell
-// apart — the handler calling ShutDownEventHandler for itself (a deadlock), and
-// another goroutine calling it while the handler is busy (legitimate: it must wait) —
-// leave the listener in exactly the same state, a handler call in progress. A flag
-// "inside a callback" is set in both, so it would refuse the legitimate call. A
-// context value cannot help either: handlers receive no context from us, so the
-// caller has nothing of ours to pass back. What differs is only who is calling, and
-// Go hides goroutine identity on purpose; runtime.Stack's header ("goroutine 42
-// [running]:") is the one place it shows. So run records its goroutine's id once, as
-// it starts, and this compares the caller's with it: no cost on the notification
-// path, one short stack read per call here.
+// Why the goroutine's identity, and not something the listener owns: the two cases
+// to tell apart — the handler calling ShutDownEventHandler for itself (a deadlock),
+// and another goroutine calling it while the handler is busy (legitimate: it must
+// wait) — leave the listener in exactly the same state, a handler call in progress.
+// Every signal the listener could own is the same in both: a flag set around each
+// callback, a lock held during it, even the listener's call frame found on the
+// caller's stack with runtime.Callers (another listener's handler calling has one
+// too, and a frame does not say whose listener it belongs to). A context value
+// cannot help either: handlers receive no context from us, so the caller has nothing
+// of ours to pass back. What differs is only who is calling, and Go hides goroutine
+// identity on purpose; runtime.Stack's header ("goroutine 42 [running]:") is the one
+// place it shows. So run records its goroutine's id once, as it starts, and this
+// compares the caller's with it: no cost on the notification path, one short stack
+// read per ShutDownEventHandler call (not on any hot path).
+//
+// client-go 1.37 decides nothing here: its ShutDownEventHandler "MUST NOT be called
+// from within the event handler's own callbacks, as that will result in a deadlock".
+// We keep the check because the deadlock it prevents is silent and permanent.
+//
+// If a Go release changed the header, goroutineID would return 0: run logs that at
+// error level, the check stops matching (a call from the handler's own callback then
+// waits until its ctx ends, as client-go's would forever), and nothing else breaks.
+// TestTheStackHeaderStillNamesTheGoroutine fails first, on the release that changed
+// it.
 //
 // Invariant (why it is race-free): the id is written once, atomically, by run's own
 // goroutine before its first handler call. A call from inside the handler comes after
@@ -100,18 +113,26 @@ func (l *listener[T]) calledFromHandler() bool {
 }
 
 // goroutineID returns the id of the calling goroutine, read from the header of its
-// stack trace, or 0 if the header cannot be read (then calledFromHandler never
-// matches: the own-handler call is no longer caught, but nothing else breaks).
-// TestGoroutineIDTellsGoroutinesApart would fail first.
+// stack trace, or 0 if the header cannot be read.
 func goroutineID() uint64 {
 	var buf [64]byte
-	header := buf[:runtime.Stack(buf[:], false)]
+	return goroutineIDFrom(buf[:stackOf(buf[:])])
+}
+
+// stackOf writes the calling goroutine's stack trace into buf, as runtime.Stack does;
+// a variable so that a test can hand run a header it cannot read.
+var stackOf = func(buf []byte) int { return runtime.Stack(buf, false) }
+
+// goroutineIDFrom reads the id out of a stack trace's header, "goroutine 42
+// [running]:" (or, in a synctest bubble, "goroutine 42 [running, synctest bubble
+// 3]:"); 0 if header does not start that way.
+func goroutineIDFrom(header []byte) uint64 {
 	header, ok := bytes.CutPrefix(header, []byte("goroutine "))
 	if !ok {
 		return 0
 	}
-	digits, _, ok := bytes.Cut(header, []byte(" "))
-	if !ok {
+	digits, rest, ok := bytes.Cut(header, []byte(" "))
+	if !ok || !bytes.HasPrefix(rest, []byte("[")) {
 		return 0
 	}
 	id, err := strconv.ParseUint(string(digits), 10, 64)
