@@ -95,6 +95,7 @@ type fakeRuns struct {
 	overlap   int      // most runs running at once; guarded by mu
 	buildErr  error    // build fails with it when set; guarded by mu
 	neverSync bool     // runs never count as synced; guarded by mu
+	endErr    error    // what a run returns when its ctx ends; guarded by mu
 }
 
 func (f *fakeRuns) build(p controller.Pipeline) (*ctlRun, error) {
@@ -104,7 +105,7 @@ func (f *fakeRuns) build(p controller.Pipeline) (*ctlRun, error) {
 		return nil, f.buildErr
 	}
 	synced := make(chan struct{})
-	neverSync := f.neverSync
+	neverSync, endErr := f.neverSync, f.endErr
 	return &ctlRun{pipeline: p, synced: []<-chan struct{}{synced}, body: func(ctx context.Context) error {
 		f.note(+1, "start "+string(p))
 		defer f.note(-1, "end "+string(p))
@@ -119,7 +120,7 @@ func (f *fakeRuns) build(p controller.Pipeline) (*ctlRun, error) {
 			close(synced)
 		}
 		<-ctx.Done()
-		return nil
+		return endErr
 	}}, nil
 }
 

@@ -200,13 +200,15 @@ func (r *runner) controller() *controller.Controller {
 
 // stop ends the runner: it refuses switches from now on, stops the running
 // controller (ending a switch that waits for its caches) and waits for it. It returns
-// the controller's Run error, but for a lost lease, which it logs as a warning.
+// the controller's Run error, but for a lease that ended with the stop: that is a
+// normal end, logged at info level.
 //
-// Why not a lost lease: a stop that comes while a renewal round is failing — just
-// after the explorer cut the watch or restarted the apiserver, say — counts as a lost
-// lease (leaderelection's transition S4: the workers stop at once, without a drain).
-// That is the elector keeping its promise, not a failure of the explorer, and
-// foo-controller has logged it already.
+// Why a lost lease is a normal end here: a stop that comes while a renewal round is
+// failing — just after the explorer cut the watch or restarted the apiserver, say —
+// counts as a lost lease (leaderelection's transition S4: the workers stop at once,
+// without a drain), and the replica then releases the Lease as on any stop (S2). That
+// is the elector keeping its promise at the replica's own stop, not a failure, and
+// foo-controller has logged the loss already.
 func (r *runner) stop() error {
 	r.cancel()
 	r.switching.Lock()
@@ -214,7 +216,7 @@ func (r *runner) stop() error {
 	if cur := r.current(); cur != nil {
 		err := cur.end()
 		if errors.Is(err, leaderelection.ErrLeaseLost) {
-			r.log.Warn("foo-controller stopped with its lease lost", "err", err)
+			r.log.Info("foo-controller stopped; its lease ended with the stop (a renewal round was failing when it came)", "err", err)
 			return nil
 		}
 		return err

@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kubeinternals/informers/examples/foo-controller/controller"
+	"github.com/kubeinternals/informers/leaderelection"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -231,4 +234,24 @@ func TestJourneyShowsWhereThePipelineChanged(t *testing.T) {
 
 	events, _ = h.journey("foos", "explore/gone")
 	assert.Len(t, events, 1, "a key with no event after a switch has no mark")
+}
+
+// A stop that ends the lease (leaderelection's S4: the stop came while a renewal
+// round was failing) is the replica's own normal end: stop returns nil and logs it at
+// info level, not as a warning. Any other error of the run is stop's error.
+func TestAStopThatEndsTheLeaseIsANormalEnd(t *testing.T) {
+	var logs strings.Builder
+	runs := &fakeRuns{hub: testHub(64), endErr: fmt.Errorf("renewal round failing at the stop: %w", leaderelection.ErrLeaseLost)}
+	r := newRunner(context.Background(), runs.hub, runs.build, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, r.begin(controller.DefaultPipeline))
+	require.NoError(t, r.stop())
+	assert.Contains(t, logs.String(), "level=INFO msg=\"foo-controller stopped; its lease ended with the stop")
+	assert.NotContains(t, logs.String(), "level=WARN")
+	assert.NotContains(t, logs.String(), "level=ERROR")
+
+	failed := errors.New("informer could not start")
+	runs = &fakeRuns{hub: testHub(64), endErr: failed}
+	r = newRunner(context.Background(), runs.hub, runs.build, slog.New(slog.DiscardHandler))
+	require.NoError(t, r.begin(controller.DefaultPipeline))
+	assert.ErrorIs(t, r.stop(), failed)
 }
