@@ -51,11 +51,16 @@ func readDocs(dir string) (map[string]benchDoc, error) {
 }
 
 // parseDoc picks the "Fair:" and "Not in the headline:" paragraphs out of a doc
-// comment, each joined onto one line.
+// comment, each joined onto one line. "Not in the headline:" may also end the "Fair:"
+// paragraph instead of starting its own.
 func parseDoc(text string) benchDoc {
 	var d benchDoc
 	for _, para := range strings.Split(text, "\n\n") {
 		para = strings.Join(strings.Fields(para), " ")
+		if head, off, ok := strings.Cut(para, " Not in the headline:"); ok {
+			d.OffHeadline = strings.TrimSpace(off)
+			para = head
+		}
 		switch {
 		case strings.HasPrefix(para, "Fair:"):
 			d.Fair = strings.TrimSpace(strings.TrimPrefix(para, "Fair:"))

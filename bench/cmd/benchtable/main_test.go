@@ -124,3 +124,20 @@ func mustContain(t *testing.T, got string, wants ...string) {
 		}
 	}
 }
+
+// "Not in the headline:" counts where a doc writes it at the end of its "Fair:"
+// paragraph too (BenchmarkWatchListDecoding100kPods does), not only as a paragraph of
+// its own.
+func TestNotInTheHeadlineCountsAtTheEndOfTheFairParagraph(t *testing.T) {
+	d := parseDoc("BenchmarkX: a sweep.\n\nFair: the same sync on both sides. Not in the headline: one option\nof ours swept.\n")
+	if d.Fair != "the same sync on both sides." {
+		t.Errorf("Fair = %q", d.Fair)
+	}
+	if d.OffHeadline != "one option of ours swept." {
+		t.Errorf("OffHeadline = %q", d.OffHeadline)
+	}
+	own := parseDoc("Fair: like with like.\n\nNot in the headline: a sanity check.\n")
+	if own.Fair != "like with like." || own.OffHeadline != "a sanity check." {
+		t.Errorf("paragraphs of their own: %+v", own)
+	}
+}
