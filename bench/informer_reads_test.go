@@ -113,8 +113,15 @@ func (u *updateStream) next(pods []*corev1.Pod) *corev1.Pod {
 	return &p
 }
 
-// measure runs op as the benchmark loop, after one untimed warm-up op and a garbage
+// measure runs op as the benchmark loop, after an untimed warm-up and a garbage
 // collection, and reports the reads and writes counted while the timer ran.
+//
+// Why the warm-up fills every in-flight slot: an op waits only when all 10 are taken.
+// Warmed up with one op, the loop's first op found a free slot and took microseconds,
+// b.Loop predicted from it and jumped to 100 ops a round, and at 160k pods with 80
+// readers a side's round took 25–80 s instead of -benchtime's 0.5 s: 17 minutes of
+// `make bench` for that row. With the slots full, the first timed op already waits
+// for the handler, as every later one does.
 //
 // Why collect: each round builds a fresh informer of n pods, and the previous
 // round's (the other side's, often) is garbage by then. Left to the pacer, the
@@ -123,7 +130,9 @@ func (u *updateStream) next(pods []*corev1.Pod) *corev1.Pod {
 // and 10–13 µs in others, an interval of 0.31–1.85.
 func (u *updateStream) measure(b *testing.B, l *readLoad, op func()) {
 	b.ReportAllocs()
-	op()
+	for range cap(u.inFlight) {
+		op()
+	}
 	goruntime.GC()
 	u.writes.Store(0)
 	l.reads.Store(0)
