@@ -44,7 +44,7 @@ lint: check-go
 	$(GO) run $(STATICCHECK) -tags replayonly ./examples/explore/
 	bash hack/check-imports.sh
 
-## bench: our benchmarks beside client-go's (10 alternating rounds a side), ending with one Markdown table from benchstat
+## bench: our benchmarks beside client-go's (10 alternating rounds a side), ending with one Markdown table from benchstat; the quick profile by default, BENCH=full for the whole run, BENCH=regexp for some (bench/README.md)
 bench: controlplane
 	KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) bash hack/bench.sh
 

@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -69,4 +70,22 @@ func parseDoc(text string) benchDoc {
 		}
 	}
 	return d
+}
+
+// offHeadlinePattern is a go test -bench (or -skip) pattern matching exactly the
+// top-level benchmarks whose doc says "Not in the headline:", such as
+// ^(InformerResync|TypedClientGet)$; a pattern that matches nothing when there are
+// none.
+func offHeadlinePattern(docs map[string]benchDoc) string {
+	var names []string
+	for name, d := range docs {
+		if d.OffHeadline != "" {
+			names = append(names, "Benchmark"+name)
+		}
+	}
+	if len(names) == 0 {
+		return "^$"
+	}
+	slices.Sort(names)
+	return "^(" + strings.Join(names, "|") + ")$"
 }

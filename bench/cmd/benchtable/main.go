@@ -18,6 +18,9 @@
 // says what the two sides do and why the comparison is fair.
 //
 // -src names the directories whose _test.go files hold the benchmarks (repeatable).
+// -off-headline prints, instead of a table, a go test -bench pattern that matches
+// the benchmarks of those directories whose doc says "Not in the headline:" (what
+// `make bench`'s quick profile runs with fewer rounds).
 // -rounds names the raw results benchstat read (go test's output): with it, each
 // table also shows the per-round time ratio, the median of each round's ours ÷
 // client-go, which drift of the machine common to a round's two sides does not
@@ -40,6 +43,7 @@ func main() {
 	var src dirs
 	flag.Var(&src, "src", "a directory of benchmark sources (repeatable)")
 	raw := flag.String("rounds", "", "the raw results (go test -bench output), for the per-round ratio")
+	offHeadline := flag.Bool("off-headline", false, "print a -bench pattern matching the benchmarks not in the headline, and exit")
 	flag.Parse()
 	var rounds roundRatios
 	if *raw != "" {
@@ -63,6 +67,10 @@ func main() {
 		for k, v := range found {
 			docs[k] = v
 		}
+	}
+	if *offHeadline {
+		fmt.Println(offHeadlinePattern(docs))
+		return
 	}
 	results, err := parseCSV(os.Stdin)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -139,5 +140,29 @@ func TestNotInTheHeadlineCountsAtTheEndOfTheFairParagraph(t *testing.T) {
 	own := parseDoc("Fair: like with like.\n\nNot in the headline: a sanity check.\n")
 	if own.Fair != "like with like." || own.OffHeadline != "a sanity check." {
 		t.Errorf("paragraphs of their own: %+v", own)
+	}
+}
+
+// The quick profile's pattern matches exactly the off-headline benchmarks.
+func TestOffHeadlinePatternMatchesExactlyTheOffHeadlineBenchmarks(t *testing.T) {
+	docs, err := readDocs("testdata/src")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pattern := offHeadlinePattern(docs)
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		t.Fatalf("%q: %v", pattern, err)
+	}
+	for name, d := range docs {
+		if got, want := re.MatchString("Benchmark"+name), d.OffHeadline != ""; got != want {
+			t.Errorf("%q matches Benchmark%s: %v, want %v", pattern, name, got, want)
+		}
+	}
+	if !re.MatchString("BenchmarkOffHeadline") || re.MatchString("BenchmarkOffHeadlineToo") {
+		t.Errorf("%q: want a whole-name match of BenchmarkOffHeadline", pattern)
+	}
+	if p := offHeadlinePattern(nil); regexp.MustCompile(p).MatchString("BenchmarkX") {
+		t.Errorf("with none off the headline, %q matches a benchmark", p)
 	}
 }

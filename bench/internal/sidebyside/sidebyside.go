@@ -7,8 +7,10 @@ package sidebyside
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -17,17 +19,57 @@ import (
 // interval). Unset, a pair runs one round, which is enough to try a benchmark by hand.
 const RoundsEnv = "KUBEINTERNALS_BENCH_ROUNDS"
 
-// Rounds is the number of rounds from RoundsEnv.
+// FewerRoundsEnv and FewerRoundsPatternEnv give some benchmarks fewer rounds than
+// RoundsEnv: a benchmark whose top-level name (BenchmarkX of BenchmarkX/sub) matches
+// the pattern runs the fewer rounds. make bench's quick profile sets them for the rows
+// that are not in the headline.
+const (
+	FewerRoundsEnv        = "KUBEINTERNALS_BENCH_FEWER_ROUNDS"
+	FewerRoundsPatternEnv = "KUBEINTERNALS_BENCH_FEWER_ROUNDS_PATTERN"
+)
+
+// Rounds is the number of rounds b runs: from RoundsEnv, or FewerRoundsEnv when b's
+// top-level name matches FewerRoundsPatternEnv.
 func Rounds(b *testing.B) int {
-	s := os.Getenv(RoundsEnv)
+	n, err := roundsFor(b.Name())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// roundsFor is Rounds for the benchmark named name.
+func roundsFor(name string) (int, error) {
+	n, err := roundsFrom(RoundsEnv, 1)
+	if err != nil {
+		return 0, err
+	}
+	pattern := os.Getenv(FewerRoundsPatternEnv)
+	if pattern == "" {
+		return n, nil
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: %v", FewerRoundsPatternEnv, pattern, err)
+	}
+	top, _, _ := strings.Cut(name, "/")
+	if !re.MatchString(top) {
+		return n, nil
+	}
+	return roundsFrom(FewerRoundsEnv, n)
+}
+
+// roundsFrom reads a positive number of rounds from env, or def when it is unset.
+func roundsFrom(env string, def int) (int, error) {
+	s := os.Getenv(env)
 	if s == "" {
-		return 1
+		return def, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		b.Fatalf("%s=%q: want a positive number of rounds", RoundsEnv, s)
+		return 0, fmt.Errorf("%s=%q: want a positive number of rounds", env, s)
 	}
-	return n
+	return n, nil
 }
 
 // Pair runs one workload on both implementations, rounds times, as the

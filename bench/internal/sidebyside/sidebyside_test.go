@@ -65,3 +65,33 @@ func TestRoundsRefusesANonsenseValue(t *testing.T) {
 		t.Fatal("Rounds accepted a value that is not a positive number")
 	}
 }
+
+// The quick profile's fewer rounds apply to the benchmarks whose top-level name
+// matches the pattern, sub-benchmarks included, and to no other.
+func TestFewerRoundsForTheBenchmarksThePatternNames(t *testing.T) {
+	t.Setenv(RoundsEnv, "10")
+	t.Setenv(FewerRoundsEnv, "6")
+	t.Setenv(FewerRoundsPatternEnv, "^(BenchmarkOff|BenchmarkAlsoOff)$")
+	for name, want := range map[string]int{
+		"BenchmarkOff":                     6,
+		"BenchmarkOff/format=json/round=3": 6,
+		"BenchmarkAlsoOff":                 6,
+		"BenchmarkOn":                      10,
+		"BenchmarkOffAndOn":                10,
+		"BenchmarkOn/BenchmarkOff":         10,
+	} {
+		got, err := roundsFor(name)
+		if err != nil || got != want {
+			t.Errorf("roundsFor(%q) = %d, %v; want %d", name, got, err, want)
+		}
+	}
+	t.Setenv(FewerRoundsPatternEnv, "(")
+	if _, err := roundsFor("BenchmarkOff"); err == nil {
+		t.Error("a pattern that does not compile was accepted")
+	}
+	t.Setenv(FewerRoundsPatternEnv, "^BenchmarkOff$")
+	t.Setenv(FewerRoundsEnv, "")
+	if got, _ := roundsFor("BenchmarkOff"); got != 10 {
+		t.Errorf("with no fewer rounds set, %d rounds, want RoundsEnv's 10", got)
+	}
+}
