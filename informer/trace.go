@@ -71,10 +71,13 @@ func (s *SharedIndexInformer[T]) indexChanges(action string, old T, hadOld bool,
 	}
 	var b strings.Builder
 	for _, ix := range indexes {
-		before := indexValues(ix.fn, old, hadOld)
-		after := indexValues(ix.fn, obj, action != "delete")
+		// A delete removes obj's values and leaves none; any other write replaces
+		// old's (none for an add) with obj's.
+		var before, after []string
 		if action == "delete" {
 			before = indexValues(ix.fn, obj, true)
+		} else {
+			before, after = indexValues(ix.fn, old, hadOld), indexValues(ix.fn, obj, true)
 		}
 		if slices.Equal(before, after) {
 			continue
