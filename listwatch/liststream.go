@@ -143,6 +143,9 @@ func (c *codec[T]) readList(head io.Reader, br *bufio.Reader) (reflector.ListRes
 				return res, err
 			}
 			res.ResourceVersion, res.Continue = meta.ResourceVersion, meta.Continue
+			if meta.ShardInfo != nil {
+				res.ShardSelector = meta.ShardInfo.Selector
+			}
 		case 2:
 			obj := c.newObject()
 			if err := any(obj).(unmarshaler).Unmarshal(item); err != nil {

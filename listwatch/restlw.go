@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -189,7 +190,7 @@ func itemsOf[T reflector.Object](list runtime.Object) (reflector.ListResult[T], 
 	if err != nil {
 		return reflector.ListResult[T]{}, fmt.Errorf("decoded %T is not a list: %w", list, err)
 	}
-	res := reflector.ListResult[T]{ResourceVersion: acc.GetResourceVersion(), Continue: acc.GetContinue()}
+	res := reflector.ListResult[T]{ResourceVersion: acc.GetResourceVersion(), Continue: acc.GetContinue(), ShardSelector: shardSelectorOf(list)}
 	if n := meta.LenList(list); n > 0 {
 		res.Items = make([]T, 0, n)
 	}
@@ -211,6 +212,25 @@ func itemsOf[T reflector.Object](list runtime.Object) (reflector.ListResult[T], 
 		return reflector.ListResult[T]{}, err
 	}
 	return res, nil
+}
+
+// shardSelectorOf is the shard selector a decoded list says the server applied
+// (metadata.shardInfo.selector), "" when it has none.
+func shardSelectorOf(list runtime.Object) string {
+	switch l := list.(type) {
+	case metav1.ListMetaAccessor:
+		if sharded, ok := l.GetListMeta().(metav1.ShardedListInterface); ok {
+			if info := sharded.GetShardInfo(); info != nil {
+				return info.Selector
+			}
+		}
+	case *unstructured.UnstructuredList:
+		// Pitfall: UnstructuredList has no GetShardInfo in apimachinery 0.37; the
+		// field is read from the JSON map.
+		sel, _, _ := unstructured.NestedString(l.Object, "metadata", "shardInfo", "selector")
+		return sel
+	}
+	return ""
 }
 
 // NewForConfig is NewRESTClient followed by New: a

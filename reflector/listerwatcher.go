@@ -17,6 +17,11 @@ type ListResult[T any] struct {
 	Items           []T
 	ResourceVersion string
 	Continue        string
+	// ShardSelector is the shard selector the server says it applied to this page
+	// (the list's metadata.shardInfo.selector): "" when it applied none, which is
+	// also what a server without the ShardedListAndWatch feature gate sends when it
+	// ignored the one it was asked for. See listwatch.WithShard.
+	ShardSelector string
 }
 
 // Event is one watch event.

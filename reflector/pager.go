@@ -85,7 +85,7 @@ func (p *Pager[T]) List(ctx context.Context, opts metav1.ListOptions) (result Li
 			if res.Continue == "" {
 				return res, false, nil // one page: hand it over as is
 			}
-			result.ResourceVersion = res.ResourceVersion
+			result.ResourceVersion, result.ShardSelector = res.ResourceVersion, res.ShardSelector
 			items = make([]T, 0, 2*len(res.Items))
 		}
 		// Invariant: we copy the page's pointers into our own slice, so no page's
