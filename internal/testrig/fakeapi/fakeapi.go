@@ -55,6 +55,8 @@ type Server[T indexer.Object] struct {
 	// pageDelay, when paging is set: see PageLists. Guarded by mu.
 	paging    bool
 	pageDelay time.Duration
+	// sharding: see ShardLikeTheAPIServer. Guarded by mu.
+	sharding bool
 }
 
 // PageLists makes every later LIST that asks for a Limit answer in pages of at most
@@ -227,14 +229,23 @@ func (s *Server[T]) List(ctx context.Context, opts metav1.ListOptions) (reflecto
 		return reflector.ListResult[T]{}, err
 	}
 	rv := strconv.FormatInt(s.rv, 10)
+	keep, echo, err := s.shardOfLocked(opts)
+	if err != nil {
+		return reflector.ListResult[T]{}, err
+	}
 	if paging {
-		keys := slices.Sorted(maps.Keys(s.objects))
+		var keys []string
+		for _, k := range slices.Sorted(maps.Keys(s.objects)) {
+			if keep == nil || keep(s.objects[k]) {
+				keys = append(keys, k)
+			}
+		}
 		from, _ := slices.BinarySearch(keys, opts.Continue)
 		if opts.Continue != "" && from < len(keys) && keys[from] == opts.Continue {
 			from++
 		}
 		to := min(from+int(opts.Limit), len(keys))
-		res := reflector.ListResult[T]{ResourceVersion: rv}
+		res := reflector.ListResult[T]{ResourceVersion: rv, ShardSelector: echo}
 		for _, k := range keys[from:to] {
 			res.Items = append(res.Items, s.objects[k])
 		}
@@ -245,9 +256,11 @@ func (s *Server[T]) List(ctx context.Context, opts metav1.ListOptions) (reflecto
 	}
 	items := make([]T, 0, len(s.objects))
 	for _, obj := range s.objects {
-		items = append(items, obj)
+		if keep == nil || keep(obj) {
+			items = append(items, obj)
+		}
 	}
-	return reflector.ListResult[T]{Items: items, ResourceVersion: rv}, nil
+	return reflector.ListResult[T]{Items: items, ResourceVersion: rv, ShardSelector: echo}, nil
 }
 
 // Watch implements reflector.Watcher: the changes after opts.ResourceVersion.
@@ -258,9 +271,13 @@ func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflect
 	if s.watchErr != nil {
 		return nil, s.watchErr
 	}
+	keep, _, err := s.shardOfLocked(opts)
+	if err != nil {
+		return nil, err
+	}
 	watchList := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	if watchList {
-		return s.watchListLocked(ctx, opts)
+		return s.watchListLocked(ctx, opts, keep)
 	}
 	from := s.rv
 	if opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
@@ -274,6 +291,7 @@ func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflect
 		from = rv
 	}
 	w := newStream[T]()
+	w.keep = keep
 	for _, e := range s.log {
 		if e.rv > from {
 			w.send(e.ev)
@@ -286,7 +304,7 @@ func (s *Server[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflect
 // ADDED events, in key order, then the end bookmark, then live changes. Like the
 // apiserver it requires resourceVersionMatch=NotOlderThan and bookmarks, and serves
 // the newest state whatever (valid) RV is asked for.
-func (s *Server[T]) watchListLocked(ctx context.Context, opts metav1.ListOptions) (reflector.Watch[T], error) {
+func (s *Server[T]) watchListLocked(ctx context.Context, opts metav1.ListOptions, keep func(T) bool) (reflector.Watch[T], error) {
 	if s.watchListUnsupported {
 		return nil, apierrors.NewBadRequest("sendInitialEvents is not supported by this server")
 	}
@@ -304,6 +322,7 @@ func (s *Server[T]) watchListLocked(ctx context.Context, opts metav1.ListOptions
 	}
 	keys := slices.Sorted(maps.Keys(s.objects))
 	w := newStream[T]()
+	w.keep = keep
 	for _, k := range keys {
 		w.send(reflector.Event[T]{Type: watch.Added, Object: s.objects[k]})
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubeinternals/informers/reflector"
 )
@@ -21,6 +22,9 @@ type stream[T any] struct {
 
 	mu     sync.Mutex // serialises send and close
 	closed bool       // ch is closed; guarded by mu
+	// keep, if set, passes only the object events of a shard's objects (bookmarks
+	// and errors always pass). Set before the stream is shared.
+	keep func(T) bool
 }
 
 func newStream[T any]() *stream[T] {
@@ -42,6 +46,9 @@ func (w *stream[T]) send(ev reflector.Event[T]) bool {
 	defer w.mu.Unlock()
 	if w.closed {
 		return false
+	}
+	if w.keep != nil && ev.Type != watch.Bookmark && ev.Type != watch.Error && !w.keep(ev.Object) {
+		return true // not this watch's shard: the server filters it out
 	}
 	select {
 	case w.ch <- ev:
