@@ -19,6 +19,7 @@ import (
 	"github.com/kubeinternals/informers/indexer"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/shard"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -75,6 +76,15 @@ type FactoryOptions struct {
 	// client-go: tools/cache/identity.go InformerName.WithResource (a duplicate
 	// registration gets no metrics and an error log)
 	MetricsProvider MetricsProvider
+	// Shard and RequireServerSharding are passed to every informer: each lists and
+	// watches only that shard of its resource (see Options.Shard). A replica that
+	// owns a shard builds its factory with it; an informer that must see the whole
+	// resource needs a factory without one.
+	//
+	// Pitfall: with shard.Namespace every cluster-scoped object has the namespace
+	// "", whose hash falls in exactly one shard: the other shards see none of them.
+	Shard                 shard.Shard
+	RequireServerSharding bool
 }
 
 // Factory hands out one shared informer per Resource and runs them together, so
@@ -201,19 +211,21 @@ func For[T indexer.Object](f *Factory, res Resource, indexers ...indexer.Indexer
 		}
 	}
 	inf := NewSharedIndexInformer[T](lw, Options[T]{
-		Name:             name,
-		MetricsName:      metricsName,
-		ResyncPeriod:     f.opts.ResyncPeriod,
-		Indexers:         indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
-		Queue:            f.opts.Queue,
-		InitialList:      f.opts.InitialList,
-		BacklogWarning:   f.opts.BacklogWarning,
-		Logger:           logger,
-		Tracer:           f.opts.Tracer,
-		CheckWatchList:   f.opts.CheckWatchList,
-		OnInconsistency:  f.opts.OnInconsistency,
-		MutationDetector: f.opts.MutationDetector,
-		MetricsProvider:  metrics,
+		Name:                  name,
+		MetricsName:           metricsName,
+		ResyncPeriod:          f.opts.ResyncPeriod,
+		Indexers:              indexer.Indexers[T]{indexer.NamespaceIndex: indexer.MetaNamespaceIndexFunc[T]},
+		Queue:                 f.opts.Queue,
+		InitialList:           f.opts.InitialList,
+		BacklogWarning:        f.opts.BacklogWarning,
+		Logger:                logger,
+		Tracer:                f.opts.Tracer,
+		Shard:                 f.opts.Shard,
+		RequireServerSharding: f.opts.RequireServerSharding,
+		CheckWatchList:        f.opts.CheckWatchList,
+		OnInconsistency:       f.opts.OnInconsistency,
+		MutationDetector:      f.opts.MutationDetector,
+		MetricsProvider:       metrics,
 	})
 	inf.description = res.String()
 	if err := addIndexers(inf, res, indexers); err != nil {

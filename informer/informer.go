@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/kubeinternals/informers/indexer"
+	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/shard"
 	"github.com/kubeinternals/informers/trace"
 )
 
@@ -118,6 +120,19 @@ type Options[T indexer.Object] struct {
 	// directly are not checked, because there is no process-wide registry to check
 	// them against (client-go's NewInformerName keeps one and refuses a duplicate).
 	MetricsProvider MetricsProvider
+	// Shard, if not the zero Shard, makes the informer list and watch that shard of
+	// the resource only: the ListerWatcher is wrapped in listwatch.WithShard, which
+	// sends the shard selector on every request and drops any object outside the
+	// shard before it reaches the cache — also when the apiserver ignores the
+	// selector (its feature gate ShardedListAndWatch off), in which case Sharding
+	// says "client-side filtering" and it is logged once at Warn level. See package
+	// shard.
+	Shard shard.Shard
+	// RequireServerSharding makes a sharded informer fail its sync, with an error
+	// wrapping listwatch.ErrServerNotSharding, when the apiserver does not apply the
+	// shard selector, instead of filtering on the client. WaitForCacheSync returns
+	// that error at once.
+	RequireServerSharding bool
 }
 
 // SharedIndexInformer lists and watches one resource, keeps it in an Indexer, and
@@ -144,6 +159,9 @@ type SharedIndexInformer[T indexer.Object] struct {
 	// metrics is nil when Options.MetricsProvider is. Set by NewSharedIndexInformer,
 	// never changed.
 	metrics *informerMetrics
+	// sharded is the informer's ListerWatcher when Options.Shard is set, nil
+	// otherwise. Set by NewSharedIndexInformer, never changed.
+	sharded *listwatch.Sharded[T]
 
 	// blockDeltas is held while a batch of deltas is applied to the indexer and
 	// distributed, and while a late handler's replay is queued, so that the replay
@@ -187,6 +205,19 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 		logger = logger.With("informer", opts.Name)
 	}
 	name := cmp.Or(opts.Name, fmt.Sprintf("%T", *new(T)))
+	metrics := newInformerMetrics(opts.MetricsProvider, cmp.Or(opts.MetricsName, name))
+	var sharded *listwatch.Sharded[T]
+	if !opts.Shard.IsZero() && lw != nil {
+		so := listwatch.ShardOptions{Shard: opts.Shard, RequireServerSharding: opts.RequireServerSharding, Logger: logger}
+		if p := opts.MetricsProvider; p != nil {
+			so.Dropped = orNoop(p.NewShardDroppedMetric(metrics.name()))
+			so.ClientFiltering = orNoop(p.NewShardClientFilteringMetric(metrics.name()))
+		}
+		// WithShard refuses only a nil ListerWatcher and the zero Shard, both
+		// excluded here.
+		sharded, _ = listwatch.WithShard(lw, so)
+		lw = sharded
+	}
 	var mutations *mutationDetector[T]
 	if opts.MutationDetector != nil {
 		// The detector's lines name the informer once, by its Go type when unnamed.
@@ -194,8 +225,9 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	}
 	return &SharedIndexInformer[T]{
 		mutations:         mutations,
-		metrics:           newInformerMetrics(opts.MetricsProvider, cmp.Or(opts.MetricsName, name)),
+		metrics:           metrics,
 		lw:                lw,
+		sharded:           sharded,
 		opts:              opts,
 		logger:            logger,
 		indexer:           indexer.New(indexer.Options[T]{Indexers: opts.Indexers}),

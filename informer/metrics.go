@@ -33,6 +33,8 @@ const (
 	HandlerHighWaterMetricName     = "informer_handler_backlog_high_water"
 	HandlerDurationMetricName      = "informer_handler_duration_seconds"
 	HandlerPanicsMetricName        = "informer_handler_panics_total"
+	ShardDroppedMetricName         = "informer_shard_dropped_objects_total"
+	ShardClientFilteringMetricName = "informer_shard_client_filtering"
 )
 
 // MetricsProvider creates the metrics of one informer and of its reflector (the
@@ -74,6 +76,15 @@ type MetricsProvider interface {
 	// NewStoreResourceVersionMetric is the resource version of the last change
 	// applied to the cache, as a number (its last 15 digits, as client-go truncates).
 	NewStoreResourceVersionMetric(name string) GaugeMetric
+	// NewShardDroppedMetric counts the objects a sharded informer (Options.Shard)
+	// dropped for being outside its shard: every one the apiserver sent because it
+	// did not apply the shard selector. Created only for a sharded informer.
+	NewShardDroppedMetric(name string) CounterMetric
+	// NewShardClientFilteringMetric is 1 while a sharded informer filters its shard
+	// on the client (the apiserver ignored the selector: its feature gate
+	// ShardedListAndWatch is off), 0 once the apiserver is seen to filter it.
+	// Created only for a sharded informer.
+	NewShardClientFilteringMetric(name string) GaugeMetric
 
 	// NewHandlerBacklogMetric is the number of notifications waiting in a handler's
 	// buffer.

@@ -152,6 +152,8 @@ func (allocFree) NewWatchOpenMetric(string) reflector.GaugeMetric             { 
 func (allocFree) NewQueuedItemsMetric(string) informer.GaugeMetric            { return drop{} }
 func (allocFree) NewProcessingLatencyMetric(string) informer.HistogramMetric  { return drop{} }
 func (allocFree) NewStoreResourceVersionMetric(string) informer.GaugeMetric   { return drop{} }
+func (allocFree) NewShardDroppedMetric(string) informer.CounterMetric         { return drop{} }
+func (allocFree) NewShardClientFilteringMetric(string) informer.GaugeMetric   { return drop{} }
 func (allocFree) NewHandlerBacklogMetric(string, string) informer.GaugeMetric { return drop{} }
 func (allocFree) NewHandlerHighWaterMetric(string, string) informer.GaugeMetric {
 	return drop{}

@@ -59,8 +59,9 @@ func (e *syncErrors) state() (<-chan struct{}, error) {
 }
 
 // isHopeless: errors that will repeat until a person acts (create the CRD, grant RBAC,
-// fix the informer's Options).
+// fix the informer's Options, turn on the apiserver's feature gate for a shard).
 func isHopeless(err error) bool {
 	return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) ||
-		errors.Is(err, reflector.ErrInvalidOptions) || errors.Is(err, listwatch.ErrInvalidOptions)
+		errors.Is(err, reflector.ErrInvalidOptions) || errors.Is(err, listwatch.ErrInvalidOptions) ||
+		errors.Is(err, listwatch.ErrServerNotSharding)
 }

@@ -87,6 +87,8 @@ var all = []Def{
 	{informer.QueuedItemsMetricName, Gauge, "Number of items currently queued in the FIFO.", byName, nil},
 	{informer.ProcessingLatencyMetricName, Histogram, "Time taken to process events after popping from the queue.", byName, processingBuckets},
 	{informer.StoreResourceVersionMetricName, Gauge, "The 15 least significant digits of the resource version of the store.", byName, nil},
+	{informer.ShardDroppedMetricName, Counter, "Objects dropped by a sharded informer for being outside its shard.", byName, nil},
+	{informer.ShardClientFilteringMetricName, Gauge, "1 while a sharded informer filters its shard on the client: the apiserver did not apply ShardSelector.", byName, nil},
 	{informer.HandlerBacklogMetricName, Gauge, "Notifications waiting in the handler's buffer.", byHandler, nil},
 	{informer.HandlerHighWaterMetricName, Gauge, "The largest backlog the handler's buffer has held.", byHandler, nil},
 	{informer.HandlerDurationMetricName, Histogram, "Seconds per handler call.", byHandler, processingBuckets},

@@ -25,7 +25,7 @@ func TestEveryMetricHasOneDefinitionWithHelpAndTheNameLabelFirst(t *testing.T) {
 		assert.True(t, ok)
 		assert.Equal(t, d, got)
 	}
-	assert.Len(t, seen, 7+12+7+5, "the workqueue's, the reflector's, the informer's and the election's")
+	assert.Len(t, seen, 7+12+9+5, "the workqueue's, the reflector's, the informer's (two of them a sharded informer's) and the election's")
 	_, ok := Get("no_such_metric")
 	assert.False(t, ok)
 }

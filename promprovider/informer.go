@@ -14,6 +14,14 @@ func (p *Provider) NewStoreResourceVersionMetric(name string) informer.GaugeMetr
 	return p.gauges[informer.StoreResourceVersionMetricName].WithLabelValues(name)
 }
 
+func (p *Provider) NewShardDroppedMetric(name string) informer.CounterMetric {
+	return p.counters[informer.ShardDroppedMetricName].WithLabelValues(name)
+}
+
+func (p *Provider) NewShardClientFilteringMetric(name string) informer.GaugeMetric {
+	return p.gauges[informer.ShardClientFilteringMetricName].WithLabelValues(name)
+}
+
 func (p *Provider) NewHandlerBacklogMetric(name, handler string) informer.GaugeMetric {
 	return p.gauges[informer.HandlerBacklogMetricName].WithLabelValues(name, handler)
 }

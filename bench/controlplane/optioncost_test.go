@@ -295,6 +295,12 @@ func (*oursOptionMetrics) NewProcessingLatencyMetric(string) informer.HistogramM
 func (p *oursOptionMetrics) NewStoreResourceVersionMetric(string) informer.GaugeMetric {
 	return p.storeRV.add()
 }
+func (*oursOptionMetrics) NewShardDroppedMetric(string) informer.CounterMetric {
+	return new(optionMetric)
+}
+func (*oursOptionMetrics) NewShardClientFilteringMetric(string) informer.GaugeMetric {
+	return new(optionMetric)
+}
 func (*oursOptionMetrics) NewHandlerBacklogMetric(string, string) informer.GaugeMetric {
 	return new(optionMetric)
 }

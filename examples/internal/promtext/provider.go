@@ -116,6 +116,14 @@ func (p Provider) NewStoreResourceVersionMetric(name string) informer.GaugeMetri
 	return p.family(informer.StoreResourceVersionMetricName).With(name)
 }
 
+func (p Provider) NewShardDroppedMetric(name string) informer.CounterMetric {
+	return p.family(informer.ShardDroppedMetricName).With(name)
+}
+
+func (p Provider) NewShardClientFilteringMetric(name string) informer.GaugeMetric {
+	return p.family(informer.ShardClientFilteringMetricName).With(name)
+}
+
 func (p Provider) NewHandlerBacklogMetric(name, handler string) informer.GaugeMetric {
 	return p.family(informer.HandlerBacklogMetricName).With(name, handler)
 }

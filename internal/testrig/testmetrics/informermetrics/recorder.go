@@ -68,6 +68,12 @@ func (r *Recorder) NewProcessingLatencyMetric(n string) informer.HistogramMetric
 func (r *Recorder) NewStoreResourceVersionMetric(n string) informer.GaugeMetric {
 	return r.M("store_rv", n)
 }
+func (r *Recorder) NewShardDroppedMetric(n string) informer.CounterMetric {
+	return r.M("shard_dropped", n)
+}
+func (r *Recorder) NewShardClientFilteringMetric(n string) informer.GaugeMetric {
+	return r.M("shard_client_filtering", n)
+}
 func (r *Recorder) NewHandlerBacklogMetric(n, h string) informer.GaugeMetric {
 	return r.M("backlog", n, h)
 }
