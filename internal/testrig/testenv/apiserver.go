@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/kubeinternals/informers/shard"
 )
 
 // Profile says which programs a control plane runs.
@@ -50,7 +52,17 @@ type Options struct {
 	Detached bool
 	// ReadyTimeout bounds the wait for /readyz (default 90s).
 	ReadyTimeout time.Duration
+	// WithoutSharding starts kube-apiserver without its feature gate
+	// ShardedListAndWatch, which it otherwise turns on (ShardingGateFlag): with the
+	// gate off the apiserver ignores ListOptions.ShardSelector without a word, the
+	// case a sharded informer filters on the client.
+	WithoutSharding bool
 }
+
+// ShardingGateFlag is the kube-apiserver flag that turns on sharded LIST and WATCH
+// (alpha in 1.36, off by default); every control plane here passes it unless
+// Options.WithoutSharding. docs/local-cluster.md shows the same gate for kind.
+const ShardingGateFlag = "--feature-gates=" + shard.FeatureGate + "=true"
 
 // Env is a running control plane.
 type Env struct {
@@ -233,6 +245,9 @@ func (e *Env) apiServerArgsFor(port int, etcdURL string) []string {
 		// which this profile does not run.
 		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
+	if !e.opts.WithoutSharding {
+		args = append(args, ShardingGateFlag)
+	}
 	return append(args, e.opts.APIServerFlags...)
 }
 
@@ -269,6 +284,11 @@ func (e *Env) RestartAPIServer(ctx context.Context) error {
 	}
 	return e.StartAPIServer(ctx)
 }
+
+// SetSharding turns kube-apiserver's feature gate ShardedListAndWatch on or off for
+// its next start (StartAPIServer, RestartAPIServer): the same data, served by an
+// apiserver that shards or one that ignores the shard selector.
+func (e *Env) SetSharding(on bool) { e.opts.WithoutSharding = !on }
 
 // StopAPIServer stops kube-apiserver (bounded graceful shutdown, then kill) and leaves
 // it down, etcd running: until StartAPIServer, a client connecting to its port gets
