@@ -53,9 +53,9 @@ parity: check-go
 	cd parity && $(GO) test -race -count=1 . ./internal/...
 	cd parity && $(GO) run ./cmd/breaks
 
-## soak: our informers beside client-go's on the control plane under writes and faults, sized by SOAK_OPS, SOAK_FAULTS, SOAK_APISERVER_RESTARTS, SOAK_ETCD_RESTARTS, SOAK_CHECKPOINTS (defaults: the short soak CI runs; SOAK_SUMMARY=FILE keeps the tables); see docs/parity.md
+## soak: our informers beside client-go's on the control plane under writes and faults, sized by SOAK_OPS, SOAK_FAULTS, SOAK_APISERVER_RESTARTS, SOAK_ETCD_RESTARTS, SOAK_CHECKPOINTS, SOAK_SHARDS (defaults: the short soak CI runs; SOAK_SUMMARY=FILE keeps the tables), then sharded informers beside client-go's with the same ShardSelector; see docs/parity.md
 soak: controlplane
-	cd parity && KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) test -race -count=1 -v -timeout 0 -run '^TestSoak$$' ./soak/
+	cd parity && KUBEINTERNALS_CONTROLPLANE_BIN=$(CONTROLPLANE_BIN) $(GO) test -race -count=1 -v -timeout 0 -run '^(TestSoak|TestShardsLikeClientGo)$$' ./soak/
 
 ## outage: seconds until each library's informer is current after a kube-apiserver outage (OUTAGE=5m, RUNS=3, INFORMERS=8 a library, FAULT=restart|refuse); see bench/README.md
 outage: controlplane

@@ -19,17 +19,19 @@ type knobs struct {
 	slow         time.Duration // SOAK_SLOW: how long the slow handler takes per notification
 	seed         uint64        // SOAK_SEED: the writer's and the fault schedule's randomness
 	settle       time.Duration // SOAK_SETTLE: how long a checkpoint waits for every cache and handler to catch up
+	shards       int           // SOAK_SHARDS: besides the whole-resource informers, ours and client-go's on each of Split(uid, n); 0: none
 }
 
 func knobsFromEnv() (knobs, error) {
 	k := knobs{ops: 600, faults: 60, apiRestarts: 1, etcdRestarts: 1, checkpoints: 2, objects: 40,
-		slow: 5 * time.Millisecond, seed: 1, settle: 3 * time.Minute}
+		slow: 5 * time.Millisecond, seed: 1, settle: 3 * time.Minute, shards: 2}
 	for _, v := range []struct {
 		env string
 		to  *int
 	}{
 		{"SOAK_OPS", &k.ops}, {"SOAK_FAULTS", &k.faults}, {"SOAK_APISERVER_RESTARTS", &k.apiRestarts},
 		{"SOAK_ETCD_RESTARTS", &k.etcdRestarts}, {"SOAK_CHECKPOINTS", &k.checkpoints}, {"SOAK_OBJECTS", &k.objects},
+		{"SOAK_SHARDS", &k.shards},
 	} {
 		if s := os.Getenv(v.env); s != "" {
 			n, err := strconv.Atoi(s)

@@ -40,6 +40,9 @@ func (s *summary) markdown() string {
 	fmt.Fprintf(&b, "| writes | %d (%d creates, %d updates, %d deletes; %d failed during a fault, %d names left uncertain) |\n",
 		writes, s.writes["create"], s.writes["update"], s.writes["delete"], s.writes["failed"], s.uncertain)
 	fmt.Fprintf(&b, "| objects | %d names |\n", k.objects)
+	if k.shards > 0 {
+		fmt.Fprintf(&b, "| shards | %d by uid, ours and client-go's on each, via A and via B |\n", k.shards)
+	}
 	fmt.Fprintf(&b, "| faults | %d |\n", total)
 	for _, name := range slices.Sorted(maps.Keys(s.faultCounts)) {
 		fmt.Fprintf(&b, "| – %s | %d |\n", name, s.faultCounts[name])

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgoinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -14,11 +15,17 @@ import (
 	"github.com/kubeinternals/informers/informer"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/reflector"
+	"github.com/kubeinternals/informers/shard"
 )
 
 // A side is one informer under test, with a fast and a slow handler.
 type side struct {
-	name     string // e.g. "ours default via A"
+	name string // e.g. "ours default via A"
+	// shard is the part of the resource the informer holds; the zero Shard: all of it.
+	shard shard.Shard
+	// split names the split a sharded side belongs to with its siblings, e.g.
+	// "ours sharded via A": their caches must partition the LIST. "" when unsharded.
+	split    string
 	synced   func() bool
 	cache    func() map[string]string // key → resourceVersion
 	stories  []*story
@@ -30,6 +37,38 @@ type side struct {
 type configuration struct {
 	name  string
 	start func(ctx context.Context, cfg *rest.Config, ns string, logger *slog.Logger, stories []*story) (*side, error)
+}
+
+// shardedConfigurations are ours and client-go's on each of the n shards of
+// Split(uid, n): ours with FactoryOptions.Shard (the selector, the check of every
+// object, the fallback), client-go's factory with WithTweakListOptions setting the same
+// ShardSelector (the server's filtering alone). Each configuration's sides are one
+// split.
+func shardedConfigurations(n int) ([]configuration, []shard.Shard, error) {
+	shards, err := shard.Split(shard.UID, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []configuration
+	for i, s := range shards {
+		out = append(out, configuration{fmt.Sprintf("ours shard %d/%d", i, n), func(ctx context.Context, cfg *rest.Config, ns string, logger *slog.Logger, stories []*story) (*side, error) {
+			sd, err := startOurs(ctx, cfg, ns, informer.FactoryOptions{Logger: logger, Shard: s}, stories)
+			if sd != nil {
+				sd.shard, sd.split = s, "ours sharded"
+			}
+			return sd, err
+		}})
+	}
+	for i, s := range shards {
+		out = append(out, configuration{fmt.Sprintf("client-go shard %d/%d", i, n), func(ctx context.Context, cfg *rest.Config, ns string, logger *slog.Logger, stories []*story) (*side, error) {
+			sd, err := startClientGoWith(ctx, cfg, ns, stories, clientgoinformers.WithTweakListOptions(func(o *metav1.ListOptions) { o.ShardSelector = s.String() }))
+			if sd != nil {
+				sd.shard, sd.split = s, "client-go sharded"
+			}
+			return sd, err
+		}})
+	}
+	return out, shards, nil
 }
 
 var configurations = []configuration{
@@ -83,11 +122,16 @@ func startOurs(ctx context.Context, cfg *rest.Config, ns string, opts informer.F
 // builds it, at client-go 1.37's defaults. Its logs go where klog's do (the test points
 // klog at the soak's log file).
 func startClientGo(ctx context.Context, cfg *rest.Config, ns string, _ *slog.Logger, stories []*story) (*side, error) {
+	return startClientGoWith(ctx, cfg, ns, stories)
+}
+
+// startClientGoWith is startClientGo with more factory options.
+func startClientGoWith(ctx context.Context, cfg *rest.Config, ns string, stories []*story, opts ...clientgoinformers.SharedInformerOption) (*side, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	f := clientgoinformers.NewSharedInformerFactoryWithOptions(cs, 0, clientgoinformers.WithNamespace(ns))
+	f := clientgoinformers.NewSharedInformerFactoryWithOptions(cs, 0, append([]clientgoinformers.SharedInformerOption{clientgoinformers.WithNamespace(ns)}, opts...)...)
 	inf := f.Core().V1().ConfigMaps().Informer()
 	for _, s := range stories {
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{

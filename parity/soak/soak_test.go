@@ -65,6 +65,14 @@ func TestSoak(t *testing.T) {
 		}
 	}
 
+	confs := configurations
+	if k.shards > 0 {
+		sharded, _, err := shardedConfigurations(k.shards)
+		if err != nil {
+			t.Fatal(err)
+		}
+		confs = append(slices.Clone(confs), sharded...)
+	}
 	logs, logger := soakLogs(t)
 	var sides []*side
 	informerCtx, stopInformers := context.WithCancel(ctx)
@@ -83,7 +91,7 @@ func TestSoak(t *testing.T) {
 		if via.name == "B" {
 			base = b.Config
 		}
-		for _, conf := range configurations {
+		for _, conf := range confs {
 			name := conf.name + " via " + via.name
 			stories := []*story{newStory(name+" / fast", 0), newStory(name+" / slow", k.slow)}
 			s, err := conf.start(informerCtx, via.proxy.Config(base), namespace, logger.With("informer", name), stories)
@@ -91,6 +99,9 @@ func TestSoak(t *testing.T) {
 				t.Fatal(err)
 			}
 			s.name = name
+			if s.split != "" {
+				s.split += " via " + via.name
+			}
 			sides = append(sides, s)
 		}
 	}
@@ -209,12 +220,14 @@ func (s *summary) checkpoint(ctx context.Context, t *testing.T, label string, in
 	}
 	start := time.Now()
 	var want map[string]string
+	uids := map[string]string{} // key → uid, which places an object in a shard
 	for {
 		list, err := w.cs.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			want = map[string]string{}
 			for _, cm := range list.Items {
 				want[namespace+"/"+cm.Name] = cm.ResourceVersion
+				uids[namespace+"/"+cm.Name] = string(cm.UID)
 			}
 			break
 		}
@@ -222,6 +235,19 @@ func (s *summary) checkpoint(ctx context.Context, t *testing.T, label string, in
 			t.Fatalf("checkpoint %s: no LIST from A within %v: %v", label, s.knobs.settle, err)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// A sharded side must equal the LIST's objects in its shard.
+	wantFor := func(sd *side) map[string]string {
+		if sd.shard.IsZero() {
+			return want
+		}
+		out := map[string]string{}
+		for k, rv := range want {
+			if sd.shard.Contains(uids[k]) {
+				out[k] = rv
+			}
+		}
+		return out
 	}
 	// caughtUp is when each cache and each handler's view first equalled the LIST: the
 	// slowest is named in the summary, so a long wait says who it was waiting for.
@@ -239,10 +265,11 @@ func (s *summary) checkpoint(ctx context.Context, t *testing.T, label string, in
 		}
 		for _, sd := range sides {
 			caches[sd.name+": cache"] = true
-			note(sd.name+": cache", differ(sd.cache(), want))
+			sdWant := wantFor(sd)
+			note(sd.name+": cache", differ(sd.cache(), sdWant))
 			for _, st := range sd.stories {
 				view, _ := st.snapshot()
-				note(st.name+": handler's view", differ(view, want))
+				note(st.name+": handler's view", differ(view, sdWant))
 			}
 		}
 		if len(behind) == 0 || time.Since(start) > s.knobs.settle {
@@ -252,6 +279,9 @@ func (s *summary) checkpoint(ctx context.Context, t *testing.T, label string, in
 	}
 	for _, b := range behind {
 		s.divergences = append(s.divergences, fmt.Sprintf("checkpoint %s, after %v: %s", label, s.knobs.settle, b))
+	}
+	for _, d := range partitions(sides, want) {
+		s.divergences = append(s.divergences, fmt.Sprintf("checkpoint %s: %s", label, d))
 	}
 	for _, sd := range sides {
 		for _, st := range sd.stories {
@@ -308,3 +338,32 @@ func differ(got, want map[string]string) string {
 }
 
 func first(s []string, n int) []string { return s[:min(n, len(s))] }
+
+// partitions checks each split's sharded caches against the LIST: every object in
+// exactly one of them, and nothing else. Each cache was already compared with its
+// shard's part of the LIST; this is the claim a reader makes of a split, checked as
+// stated.
+func partitions(sides []*side, want map[string]string) []string {
+	splits := map[string][]*side{}
+	for _, sd := range sides {
+		if sd.split != "" {
+			splits[sd.split] = append(splits[sd.split], sd)
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(splits)) {
+		union := map[string]string{}
+		for _, sd := range splits[name] {
+			for k, rv := range sd.cache() {
+				if _, twice := union[k]; twice {
+					out = append(out, fmt.Sprintf("%s: %s is in two shards' caches", name, k))
+				}
+				union[k] = rv
+			}
+		}
+		if d := differ(union, want); d != "" {
+			out = append(out, fmt.Sprintf("%s: the union of the shards' caches %s", name, d))
+		}
+	}
+	return out
+}
