@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -87,6 +88,19 @@ func TestShardsAgreeWithTheAPIServer(t *testing.T) {
 			env.SetSharding(false)
 			require.NoError(t, env.RestartAPIServer(ctx))
 		}
+		t.Run(fmt.Sprintf("gate=%v/the start '0x0' the field's doc comment shows", gate), func(t *testing.T) {
+			// FAQ #29: gate on, the apiserver refuses it with 500, not 400; gate off,
+			// it ignores it and sends everything.
+			res, err := newLW().List(ctx, metav1.ListOptions{ShardSelector: "shardRange(object.metadata.uid, '0x0', '0x8000000000000000')"})
+			if gate {
+				var status apierrors.APIStatus
+				require.ErrorAs(t, err, &status)
+				assert.Equal(t, int32(500), status.Status().Code, "%v", err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, keysOf(res.Items), agreementObjects)
+		})
 		for _, key := range []shard.Key{shard.UID, shard.Namespace} {
 			t.Run(fmt.Sprintf("gate=%v/key=%s", gate, key), func(t *testing.T) {
 				began := time.Now()

@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -79,6 +80,16 @@ func TestParseRefusesWithAnErrorThatSaysWhy(t *testing.T) {
 			assert.Contains(t, err.Error(), want, in)
 		}
 	}
+}
+
+// FAQ #29 quotes Parse's error for the '0x0' start the field's doc comment shows: the
+// quote is the error Parse returns.
+func TestTheFAQQuotesParsesErrorForTheZeroStart(t *testing.T) {
+	faq, err := os.ReadFile("../docs/faq.md")
+	require.NoError(t, err)
+	_, err = shard.Parse("shardRange(object.metadata.uid, '0x0', '0x8000000000000000')")
+	require.Error(t, err)
+	assert.Contains(t, string(faq), "```\n"+err.Error()+"\n```")
 }
 
 // Every shard Split makes, and every merged shard, survives String then Parse.
