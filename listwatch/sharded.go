@@ -111,15 +111,13 @@ type Sharded[T reflector.Object] struct {
 	opts     ShardOptions
 	selector string
 	logger   *slog.Logger
-	// valueOf reads the field the shard's key hashes.
-	valueOf func(T) string
 
 	filtering atomic.Int32
 	dropped   atomic.Uint64
+	// loggedDrop: the first dropped object was logged.
+	loggedDrop atomic.Bool
 	// mu serialises the transitions of filtering and their log lines.
 	mu sync.Mutex
-	// loggedDrop: the first dropped object was logged. Guarded by mu.
-	loggedDrop bool
 }
 
 var (
@@ -139,17 +137,10 @@ func WithShard[T reflector.Object](lw reflector.ListerWatcher[T], opts ShardOpti
 	if opts.Shard.IsZero() {
 		return nil, fmt.Errorf("%w: WithShard needs a Shard (shard.Split, shard.New or shard.Parse)", ErrInvalidOptions)
 	}
-	s := &Sharded[T]{
+	return &Sharded[T]{
 		inner: lw, opts: opts, selector: opts.Shard.String(),
 		logger: cmp.Or(opts.Logger, slog.Default()).With("shard", opts.Shard.String()),
-	}
-	switch opts.Shard.Key() {
-	case shard.Namespace:
-		s.valueOf = func(o T) string { return o.GetNamespace() }
-	default:
-		s.valueOf = func(o T) string { return string(o.GetUID()) }
-	}
-	return s, nil
+	}, nil
 }
 
 // Status reports the shard, who filters it, and how many objects were dropped.
@@ -266,8 +257,7 @@ func (s *Sharded[T]) setFiltering(f Filtering) {
 // keep reports whether o is in the shard; one that is not is counted, logged if it
 // is the first, and shows that the apiserver does not filter.
 func (s *Sharded[T]) keep(o T) bool {
-	v := s.valueOf(o)
-	if s.opts.Shard.Contains(v) {
+	if s.opts.Shard.ContainsObject(o) {
 		return true
 	}
 	s.dropped.Add(1)
@@ -275,11 +265,8 @@ func (s *Sharded[T]) keep(o T) bool {
 		m.Inc()
 	}
 	s.setFiltering(FilteringClient)
-	s.mu.Lock()
-	first := !s.loggedDrop
-	s.loggedDrop = true
-	s.mu.Unlock()
-	if first {
+	if s.loggedDrop.CompareAndSwap(false, true) {
+		v := s.opts.Shard.Key().ValueOf(o)
 		s.logger.Info("dropped an object outside the shard; later ones are counted, not logged",
 			"namespace", o.GetNamespace(), "name", o.GetName(), "key", string(s.opts.Shard.Key()), "value", v,
 			"hash", fmt.Sprintf("0x%016x", shard.Hash(v)))

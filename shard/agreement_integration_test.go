@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -137,12 +138,16 @@ func unshardedList(t *testing.T, ctx context.Context, lw *listwatch.RESTListerWa
 	require.Empty(t, res.ShardSelector, "an unsharded LIST carries no shardInfo")
 	out := map[string]*corev1.ConfigMap{}
 	for _, o := range res.Items {
-		if len(o.Namespace) > 5 && o.Namespace[:5] == "team-" {
+		if ours(o) {
 			out[o.Namespace+"/"+o.Name] = o
 		}
 	}
 	return out
 }
+
+// ours reports whether o is one of the test's objects, not one the apiserver keeps
+// for itself (kube-system's).
+func ours(o *corev1.ConfigMap) bool { return strings.HasPrefix(o.Namespace, "team-") }
 
 type split struct {
 	name   string
@@ -160,7 +165,7 @@ func agreementSplits(t *testing.T, key shard.Key, all map[string]*corev1.ConfigM
 		out = append(out, split{fmt.Sprintf("N=%d", n), s})
 	}
 	first := all[slices.Min(slices.Collect(maps.Keys(all)))]
-	h := shard.Hash(valueOf(key, first))
+	h := shard.Hash(key.ValueOf(first))
 	require.True(t, h > 0 && h < math.MaxUint64, "the edges of the space are tested by Split")
 	var single []shard.Shard
 	for _, r := range []shard.Range{{Start: 0, Last: h - 1}, {Start: h, Last: h}, {Start: h + 1, Last: math.MaxUint64}} {
@@ -171,13 +176,6 @@ func agreementSplits(t *testing.T, key shard.Key, all map[string]*corev1.ConfigM
 	return append(out, split{fmt.Sprintf("one hash, %#x", h), single})
 }
 
-func valueOf(key shard.Key, o *corev1.ConfigMap) string {
-	if key == shard.Namespace {
-		return o.Namespace
-	}
-	return string(o.UID)
-}
-
 // checkSplit checks one split's shards against the server: what it sends for each
 // shard, each shard's paged LIST and watch-list, and that they partition all.
 func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Shard, all map[string]*corev1.ConfigMap,
@@ -186,7 +184,7 @@ func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Sha
 	for i, s := range shards {
 		want := map[string]bool{}
 		for k, o := range all {
-			if s.Contains(valueOf(s.Key(), o)) {
+			if s.ContainsObject(o) {
 				want[k] = true
 			}
 		}
@@ -219,7 +217,7 @@ func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Sha
 			assert.Equal(t, listwatch.FilteringClient, st.Filtering, "shard %d", i)
 			outside := 0 // of every ConfigMap on the server, the test's and the system's
 			for _, o := range raw.Items {
-				if !s.Contains(valueOf(s.Key(), o)) {
+				if !s.ContainsObject(o) {
 					outside++
 				}
 			}
@@ -256,7 +254,7 @@ func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Sha
 func keysOf(items []*corev1.ConfigMap) map[string]bool {
 	out := map[string]bool{}
 	for _, o := range items {
-		if len(o.Namespace) > 5 && o.Namespace[:5] == "team-" {
+		if ours(o) {
 			out[o.Namespace+"/"+o.Name] = true
 		}
 	}
@@ -391,7 +389,7 @@ func checkEvents(t *testing.T, ctx context.Context, round int, gate bool, key sh
 						continue
 					}
 				}
-				assert.True(t, m.shard.Contains(valueOf(key, o)), "N=%d: %s reached shard %d, which does not contain it", ns[g], ev, i)
+				assert.True(t, m.shard.ContainsObject(o), "N=%d: %s reached shard %d, which does not contain it", ns[g], ev, i)
 			}
 			st, _ := m.inf.Sharding()
 			if gate {

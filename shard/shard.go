@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/sharding"
 )
 
@@ -30,6 +31,16 @@ const (
 
 // valid reports whether k is one of the two keys the apiserver supports.
 func (k Key) valid() bool { return k == UID || k == Namespace }
+
+// ValueOf is the value of obj's field that k hashes: its namespace for Namespace,
+// its uid otherwise. It is what apimachinery's sharding.ResolveFieldValue reads, on
+// a metav1.Object, without an error to handle: New refuses every other key.
+func (k Key) ValueOf(obj metav1.Object) string {
+	if k == Namespace {
+		return obj.GetNamespace()
+	}
+	return string(obj.GetUID())
+}
 
 // Range is the closed interval [Start, Last] of the hash space [0, 2^64).
 //
@@ -165,6 +176,10 @@ func (s Shard) Contains(value string) bool {
 	}
 	return false
 }
+
+// ContainsObject reports whether obj belongs to the shard: Contains of the value of
+// the field the shard's key names (Key.ValueOf).
+func (s Shard) ContainsObject(obj metav1.Object) bool { return s.Contains(s.key.ValueOf(obj)) }
 
 // Hash is the apiserver's hash of a key's value, as a number: FNV-1a 64 of its
 // bytes. It is apimachinery's sharding.HashField (the function the apiserver's own

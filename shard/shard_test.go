@@ -141,8 +141,10 @@ func TestNewMergesOverlappingAndAdjacentRanges(t *testing.T) {
 	assert.ErrorContains(t, err, `shard key "object.metadata.name" is not one the apiserver supports`)
 }
 
-// Contains agrees with apimachinery's selector — the code the apiserver filters with —
-// on every object: random uids and namespaces against random shards of both keys.
+// Contains and ContainsObject agree with apimachinery's selector — the code the
+// apiserver filters with — on every object, and Key.ValueOf reads the field
+// apimachinery's resolver reads: random uids and namespaces against random shards of
+// both keys.
 func TestContainsAgreesWithTheAPIServersSelector(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 3000 {
@@ -160,13 +162,13 @@ func TestContainsAgreesWithTheAPIServersSelector(t *testing.T) {
 				Namespace: fmt.Sprintf("ns-%x", r.Uint32()),
 				UID:       types.UID(fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", r.Uint32(), r.Uint32N(1<<16), r.Uint32N(1<<16), r.Uint32N(1<<16), r.Uint64N(1<<48))),
 			}}
-			value := string(obj.UID)
-			if key == shard.Namespace {
-				value = obj.Namespace
-			}
+			value, err := sharding.ResolveFieldValue(obj, string(key))
+			require.NoError(t, err)
+			require.Equal(t, value, key.ValueOf(obj), "the field the key names")
 			want, err := sel.Matches(obj)
 			require.NoError(t, err)
 			require.Equal(t, want, s.Contains(value), "%s %q (hash %016x) in %s", key, value, shard.Hash(value), s)
+			require.Equal(t, want, s.ContainsObject(obj), "%s %q (hash %016x) in %s", key, value, shard.Hash(value), s)
 		}
 	}
 }

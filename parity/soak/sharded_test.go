@@ -195,11 +195,7 @@ func TestShardsLikeClientGo(t *testing.T) {
 			for i, s := range shards {
 				want := map[string]string{}
 				for _, cm := range list.Items {
-					v := string(cm.UID)
-					if key == shard.Namespace {
-						v = cm.Namespace
-					}
-					if s.Contains(v) {
+					if s.ContainsObject(&cm) {
 						want[keyOf(&cm)] = cm.ResourceVersion
 					}
 				}

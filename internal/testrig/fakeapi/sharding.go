@@ -29,8 +29,5 @@ func (s *Server[T]) shardOfLocked(opts metav1.ListOptions) (keep func(T) bool, e
 	if err != nil {
 		return nil, "", apierrors.NewInternalError(err)
 	}
-	if sh.Key() == shard.Namespace {
-		return func(o T) bool { return sh.Contains(o.GetNamespace()) }, sh.String(), nil
-	}
-	return func(o T) bool { return sh.Contains(string(o.GetUID())) }, sh.String(), nil
+	return func(o T) bool { return sh.ContainsObject(o) }, sh.String(), nil
 }
