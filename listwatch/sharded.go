@@ -161,9 +161,7 @@ func (s *Sharded[T]) List(ctx context.Context, opts metav1.ListOptions) (reflect
 	if err != nil {
 		return res, err
 	}
-	if err := s.learn(res.ShardSelector != ""); err != nil {
-		return reflector.ListResult[T]{}, err
-	}
+	s.learn(res.ShardSelector != "")
 	kept := res.Items[:0]
 	for _, o := range res.Items {
 		if s.keep(o) {
@@ -172,8 +170,8 @@ func (s *Sharded[T]) List(ctx context.Context, opts metav1.ListOptions) (reflect
 	}
 	clear(res.Items[len(kept):]) // let the dropped objects go
 	res.Items = kept
-	if s.opts.RequireServerSharding && Filtering(s.filtering.Load()) == FilteringClient {
-		return reflector.ListResult[T]{}, s.notSharding()
+	if err := s.refuse(); err != nil {
+		return reflector.ListResult[T]{}, err
 	}
 	return res, nil
 }
@@ -190,12 +188,10 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflec
 		if err != nil {
 			return nil, fmt.Errorf("asking whether the apiserver applies ShardSelector (a LIST with limit=1) before a watch-list: %w", err)
 		}
-		if err := s.learn(probe.ShardSelector != ""); err != nil {
-			return nil, err
-		}
+		s.learn(probe.ShardSelector != "")
 	}
-	if s.opts.RequireServerSharding && Filtering(s.filtering.Load()) == FilteringClient {
-		return nil, s.notSharding()
+	if err := s.refuse(); err != nil {
+		return nil, err
 	}
 	w, err := s.inner.Watch(ctx, opts)
 	if err != nil {
@@ -206,16 +202,20 @@ func (s *Sharded[T]) Watch(ctx context.Context, opts metav1.ListOptions) (reflec
 	return sw, nil
 }
 
-// learn records what a LIST said: applied is whether it echoed a shardInfo. It
-// returns ErrServerNotSharding when the server did not apply it and
-// RequireServerSharding is set.
-func (s *Sharded[T]) learn(applied bool) error {
+// learn records what a LIST said: applied is whether it echoed a shardInfo.
+func (s *Sharded[T]) learn(applied bool) {
 	if applied {
 		s.setFiltering(FilteringServer)
-		return nil
+	} else {
+		s.setFiltering(FilteringClient)
 	}
-	s.setFiltering(FilteringClient)
-	if s.opts.RequireServerSharding {
+}
+
+// refuse returns ErrServerNotSharding when RequireServerSharding is set and the
+// apiserver is known not to filter: a LIST said so, or an object outside the shard
+// arrived.
+func (s *Sharded[T]) refuse() error {
+	if s.opts.RequireServerSharding && Filtering(s.filtering.Load()) == FilteringClient {
 		return s.notSharding()
 	}
 	return nil
