@@ -38,9 +38,24 @@ func (tr *transcript) add(format string, args ...any) {
 	tr.lines = append(tr.lines, fmt.Sprintf(format, args...))
 }
 
+// initialKeys is the keys of the initial adds, in the order the handler got them.
+func (tr *transcript) initialKeys() []string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	var keys []string
+	for _, l := range tr.lines {
+		if strings.HasSuffix(l, " initial=true") {
+			key, _, _ := strings.Cut(strings.TrimPrefix(l, "add "), "@")
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
 // get returns the transcript with its initial adds sorted: client-go 1.37 hands the
 // objects of a watch-list to its queue from a map (its temporary store's List), in
-// no particular order, ours in the order the stream sent them.
+// no particular order, ours in the order the stream sent them (checked on its own,
+// by initialKeys).
 func (tr *transcript) get() []string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -207,6 +222,12 @@ func TestShardsLikeClientGo(t *testing.T) {
 				// show the difference if they never did.
 				assert.Eventually(t, func() bool { return slices.Equal(ours[i].get(), theirs[i].get()) }, 30*time.Second, 20*time.Millisecond)
 				assert.Equal(t, theirs[i].get(), ours[i].get(), "shard %d: the same story, in the same order", i)
+				// That comparison cannot see the order of the initial adds (client-go's is
+				// a map's). Ours is the stream's: the watch cache sends a watch-list's
+				// objects in key order, and so our handler gets them.
+				keys := ours[i].initialKeys()
+				assert.NotEmpty(t, keys, "shard %d", i)
+				assert.True(t, slices.IsSorted(keys), "shard %d: our initial adds in the stream's (key) order: %q", i, keys)
 				assert.NotEmpty(t, want, "shard %d holds objects", i)
 			}
 		})
