@@ -100,7 +100,7 @@ func TestShardsAgreeWithTheAPIServer(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Len(t, keysOf(res.Items), agreementObjects)
+			assert.Len(t, keysOf(t, res.Items), agreementObjects)
 		})
 		for _, key := range []shard.Key{shard.UID, shard.Namespace} {
 			t.Run(fmt.Sprintf("gate=%v/key=%s", gate, key), func(t *testing.T) {
@@ -194,10 +194,10 @@ func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Sha
 		require.NoError(t, err)
 		if gate {
 			assert.Equal(t, s.String(), raw.ShardSelector, "shard %d: the LIST echoes the selector", i)
-			assert.Equal(t, want, keysOf(raw.Items), "shard %d: the apiserver's objects are those Contains places there", i)
+			assert.Equal(t, want, keysOf(t, raw.Items), "shard %d: the apiserver's objects are those Contains places there", i)
 		} else {
 			assert.Empty(t, raw.ShardSelector, "shard %d: gate off, no shardInfo", i)
-			assert.Len(t, keysOf(raw.Items), len(all), "shard %d: gate off, every object comes back", i)
+			assert.Len(t, keysOf(t, raw.Items), len(all), "shard %d: gate off, every object comes back", i)
 		}
 
 		// A paged LIST through WithShard.
@@ -207,7 +207,7 @@ func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Sha
 		require.NoError(t, err)
 		listed, _, err := pager.List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
-		got := keysOf(listed.Items)
+		got := keysOf(t, listed.Items)
 		assert.Equal(t, want, got, "shard %d: its paged LIST", i)
 		st := sharded.Status()
 		if gate {
@@ -251,11 +251,16 @@ func checkSplit(t *testing.T, ctx context.Context, gate bool, shards []shard.Sha
 	assert.Len(t, owner, len(all), "the union of the shards is the unsharded LIST")
 }
 
-func keysOf(items []*corev1.ConfigMap) map[string]bool {
+// keysOf is the set of the test's objects among items; an object listed twice fails
+// the test, which a set alone would hide.
+func keysOf(t *testing.T, items []*corev1.ConfigMap) map[string]bool {
+	t.Helper()
 	out := map[string]bool{}
 	for _, o := range items {
 		if ours(o) {
-			out[o.Namespace+"/"+o.Name] = true
+			key := o.Namespace + "/" + o.Name
+			assert.False(t, out[key], "%s listed twice", key)
+			out[key] = true
 		}
 	}
 	return out
