@@ -208,7 +208,8 @@ func NewSharedIndexInformer[T indexer.Object](lw reflector.ListerWatcher[T], opt
 	metrics := newInformerMetrics(opts.MetricsProvider, cmp.Or(opts.MetricsName, name))
 	var sharded *listwatch.Sharded[T]
 	if !opts.Shard.IsZero() && lw != nil {
-		so := listwatch.ShardOptions{Shard: opts.Shard, RequireServerSharding: opts.RequireServerSharding, Logger: logger}
+		so := listwatch.ShardOptions{Shard: opts.Shard, RequireServerSharding: opts.RequireServerSharding, Logger: logger,
+			Tracer: opts.Tracer, Source: traceSource(opts.Name)}
 		if p := opts.MetricsProvider; p != nil {
 			so.Dropped = orNoop(p.NewShardDroppedMetric(metrics.name()))
 			so.ClientFiltering = orNoop(p.NewShardClientFilteringMetric(metrics.name()))

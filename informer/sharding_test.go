@@ -22,6 +22,7 @@ import (
 	"github.com/kubeinternals/informers/internal/testrig/testmetrics/informermetrics"
 	"github.com/kubeinternals/informers/listwatch"
 	"github.com/kubeinternals/informers/shard"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // shardCM is a ConfigMap with a uid of its own, so that uid shards place it: a
@@ -174,11 +175,20 @@ func TestAShardedInformerSaysWhenTheServerDoesNotShard(t *testing.T) {
 				require.NoError(t, err)
 				metrics := &informermetrics.Recorder{}
 				logs := &logBuffer{}
-				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{Name: "cms", Shard: halves[1], MetricsProvider: metrics, Logger: logs.logger()})
+				var rec trace.Recorder
+				inf := newInformer(p, src, informer.Options[*corev1.ConfigMap]{Name: "cms", Shard: halves[1], MetricsProvider: metrics, Logger: logs.logger(),
+					Tracer: trace.New(rec.Record)})
 				running(t, inf)
 				synctest.Wait()
 				require.True(t, inf.HasSynced())
 				st, _ := inf.Sharding()
+				filtering := trace.Filter(rec.Events(), func(e trace.Event) bool { return e.Kind == trace.ShardFiltering })
+				if assert.Len(t, filtering, 1, "the informer's tracer hears who filters") {
+					assert.Equal(t, "cms", filtering[0].Source, "under the informer's name")
+					assert.Equal(t, "client", filtering[0].Type)
+				}
+				assert.Len(t, trace.Filter(rec.Events(), func(e trace.Event) bool { return e.Kind == trace.ShardDropped && e.Source == "cms" }),
+					int(st.Dropped), "one event per object dropped")
 				assert.Equal(t, listwatch.FilteringClient, st.Filtering)
 				assert.Contains(t, st.String(), "client-side filtering: the apiserver did not apply ShardSelector — enable feature gate ShardedListAndWatch")
 				dropped := metrics.Values("shard_dropped{cms}")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/shard"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // ErrServerNotSharding is wrapped by the error of a ListerWatcher from WithShard with
@@ -66,6 +67,11 @@ type ShardOptions struct {
 	// ClientFiltering, if set, is 1 while the shard is filtered on the client and 0
 	// once the apiserver is seen to filter it.
 	ClientFiltering reflector.GaugeMetric
+	// Tracer, if set, receives a trace.ShardFiltering event when who filters changes
+	// and a trace.ShardDropped event for every object dropped, reported as Source
+	// (the informer's name; "" reads "sharded").
+	Tracer *trace.Tracer
+	Source string
 }
 
 // ShardStatus is what a sharded ListerWatcher knows about its shard.
@@ -237,6 +243,7 @@ func (s *Sharded[T]) setFiltering(f Filtering) {
 	if old == f {
 		return
 	}
+	s.traceFiltering(f)
 	switch f {
 	case FilteringClient:
 		if g := s.opts.ClientFiltering; g != nil {
@@ -265,13 +272,48 @@ func (s *Sharded[T]) keep(o T) bool {
 		m.Inc()
 	}
 	s.setFiltering(FilteringClient)
+	v := s.opts.Shard.Key().ValueOf(o)
+	if t := s.opts.Tracer; t != nil {
+		t.Emit(trace.Event{Stage: trace.Reflector, Kind: trace.ShardDropped, Source: s.source(),
+			Key: objectKey(o), ResourceVersion: o.GetResourceVersion(),
+			Detail: fmt.Sprintf("%s hashes to 0x%016x, outside the shard", v, shard.Hash(v))})
+	}
 	if s.loggedDrop.CompareAndSwap(false, true) {
-		v := s.opts.Shard.Key().ValueOf(o)
 		s.logger.Info("dropped an object outside the shard; later ones are counted, not logged",
 			"namespace", o.GetNamespace(), "name", o.GetName(), "key", string(s.opts.Shard.Key()), "value", v,
 			"hash", fmt.Sprintf("0x%016x", shard.Hash(v)))
 	}
 	return false
+}
+
+// traceFiltering reports a change of who filters to the tracer.
+func (s *Sharded[T]) traceFiltering(f Filtering) {
+	t := s.opts.Tracer
+	if t == nil {
+		return
+	}
+	e := trace.Event{Stage: trace.Reflector, Kind: trace.ShardFiltering, Source: s.source(), Detail: s.selector}
+	switch f {
+	case FilteringServer:
+		e.Type, e.Reason = "server", "a LIST echoed the selector in metadata.shardInfo"
+	case FilteringClient:
+		e.Type, e.Reason = "client", "the apiserver did not apply ShardSelector — enable feature gate "+shard.FeatureGate
+	default:
+		return
+	}
+	t.Emit(e)
+}
+
+// source is the Source of the sharded ListerWatcher's trace events.
+func (s *Sharded[T]) source() string { return cmp.Or(s.opts.Source, "sharded") }
+
+// objectKey is o's namespace/name, or its name when it has no namespace: the key
+// the cache would have given it.
+func objectKey(o metav1.Object) string {
+	if ns := o.GetNamespace(); ns != "" {
+		return ns + "/" + o.GetName()
+	}
+	return o.GetName()
 }
 
 // shardWatch passes on the events of a watch whose objects are in the shard, and

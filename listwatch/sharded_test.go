@@ -19,6 +19,7 @@ import (
 	"github.com/kubeinternals/informers/internal/testrig/testlog"
 	"github.com/kubeinternals/informers/reflector"
 	"github.com/kubeinternals/informers/shard"
+	"github.com/kubeinternals/informers/trace"
 )
 
 // firstHalf is shard 0 of two over uid: [0, 2^63).
@@ -369,4 +370,42 @@ func (m *countMetric) value() float64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.v
+}
+
+// A traced Sharded reports who filters when that changes — not on every LIST — and
+// every object it drops, with the object's key and hash, under its Source.
+func TestAShardedListerWatcherTracesWhoFiltersAndWhatItDrops(t *testing.T) {
+	half := firstHalf(t)
+	out := shardedCM(t, half, "out", false)
+	out.Namespace, out.ResourceVersion = "ns", "7"
+	srv := &scriptedServer{pages: [][]*corev1.ConfigMap{{shardedCM(t, half, "in", true), out}}}
+	var rec trace.Recorder
+	s, err := WithShard(srv.lw(), ShardOptions{Shard: half, Logger: slog.New(slog.DiscardHandler),
+		Tracer: trace.New(rec.Record), Source: "configmaps"})
+	require.NoError(t, err)
+	for range 2 {
+		_, err = s.List(t.Context(), metav1.ListOptions{})
+		require.NoError(t, err)
+	}
+	srv.mu.Lock()
+	srv.shards, srv.pages = true, nil
+	srv.mu.Unlock()
+	for range 2 {
+		_, err = s.List(t.Context(), metav1.ListOptions{})
+		require.NoError(t, err)
+	}
+
+	var got []string
+	for _, e := range rec.Events() {
+		assert.Equal(t, trace.Reflector, e.Stage)
+		assert.Equal(t, "configmaps", e.Source)
+		got = append(got, e.String())
+	}
+	hash := fmt.Sprintf("0x%016x", shard.Hash(string(out.UID)))
+	assert.Equal(t, []string{
+		"shard filtering on the client: the apiserver did not apply ShardSelector — enable feature gate ShardedListAndWatch [" + half.String() + "]",
+		"shard dropped ns/out rv=7: " + string(out.UID) + " hashes to " + hash + ", outside the shard",
+		"shard dropped ns/out rv=7: " + string(out.UID) + " hashes to " + hash + ", outside the shard",
+		"shard filtering on the server: a LIST echoed the selector in metadata.shardInfo [" + half.String() + "]",
+	}, got)
 }

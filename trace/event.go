@@ -71,6 +71,15 @@ const (
 	// ResyncTick: the resync timer fired. Reason says whether the store was resynced or
 	// why not (no handler due).
 	ResyncTick Kind = "resync tick"
+	// ShardFiltering: a sharded ListerWatcher (listwatch.WithShard, under the
+	// reflector) learned who keeps the objects outside its shard out of the cache:
+	// Type "server" (a LIST echoed the shard selector) or "client" (the apiserver
+	// ignored it, and every object comes), Reason why, Detail the shard's selector.
+	// Reported when it changes, not per request.
+	ShardFiltering Kind = "shard filtering"
+	// ShardDropped: the sharded ListerWatcher dropped an object outside its shard
+	// before the reflector saw it. Key, ResourceVersion, Detail (the object's hash).
+	ShardDropped Kind = "shard dropped"
 )
 
 // Queue kinds (DeltaFIFO and RealFIFO).

@@ -65,6 +65,18 @@ func (e Event) String() string {
 		}
 	case Replaced:
 		add(" %d items, %d %s inferred (queue %d)", e.Items, e.Tombstones, plural(e.Tombstones, "tombstone", "tombstones"), e.QueueLen)
+	case ShardFiltering:
+		add(" on the %s", e.Type)
+		why()
+		if e.Detail != "" {
+			add(" [%s]", e.Detail)
+		}
+	case ShardDropped:
+		add(" %s", e.Key)
+		rv()
+		if e.Detail != "" {
+			add(": %s", e.Detail)
+		}
 	case DeleteDropped:
 		add(" %s: neither queued nor known", e.Key)
 	case Popped:

@@ -238,7 +238,7 @@ func TestTheTimelinePrintsOffsetsStagesSourcesAndSentences(t *testing.T) {
 
 func TestEveryKindHasASentenceThatStartsWithItsName(t *testing.T) {
 	for _, k := range []Kind{ListStarted, Listed, WatchStarted, WatchEvent, Bookmark, WatchEnded, Relist, Backoff,
-		ResyncTick, Queued, Replaced, DeleteDropped, Popped, Applied, FannedOut, Buffered, HandlerCalled,
+		ResyncTick, ShardFiltering, ShardDropped, Queued, Replaced, DeleteDropped, Popped, Applied, FannedOut, Buffered, HandlerCalled,
 		HandlerReturned, PanicRecovered, Added, AddedAfter, RateLimited, Got, Done, Forgot, ShutDown, Mapped, Reconciled,
 		LeaseTried, LeaseAcquired, LeaseRenewed, LeaseLost, LeaseReleased, NewLeaderObserved, Action} {
 		s := Event{Kind: k, Key: "ns/x"}.String()
