@@ -45,6 +45,18 @@ func TestPipelineFoldsEventsIntoBoxes(t *testing.T) {
 		assert.Equal(t, reflectorBox{Phase: "BACKOFF", RV: "11", FilledBy: "LIST", Lists: 1, Watches: 1, WatchEvents: 1, Relists: 1,
 			LastRelist: "410 Gone", LastWatchEnd: "the stream ended", LastBackoff: "800ms: before the relist"}, got)
 	})
+	t.Run("a sharded reflector's box says who filters its shard and counts what was dropped", func(t *testing.T) {
+		sel := "shardRange(object.metadata.uid, '0x0000000000000000', '0x8000000000000000')"
+		assert.Empty(t, refl(6).Shard, "an informer of the whole resource shows no shard")
+		p.apply(at(6, r(trace.ShardFiltering, trace.Event{Type: "client", Reason: "the apiserver did not apply ShardSelector", Detail: sel})))
+		p.apply(at(6, r(trace.ShardDropped, trace.Event{Key: "explore/other", ResourceVersion: "11"})))
+		p.apply(at(6, r(trace.ShardDropped, trace.Event{Key: "explore/third", ResourceVersion: "11"})))
+		got := refl(6)
+		assert.Equal(t, "on the client: the apiserver did not apply ShardSelector ["+sel+"]", got.Shard)
+		assert.Equal(t, 2, got.ShardDropped)
+		p.apply(at(6, r(trace.ShardFiltering, trace.Event{Type: "server", Reason: "a LIST echoed the selector", Detail: sel})))
+		assert.Equal(t, "on the server: a LIST echoed the selector ["+sel+"]", refl(6).Shard)
+	})
 	t.Run("a watch-list fills the cache, then its stream goes on as the watch: WATCH-LIST, then WATCH, without a WatchStarted", func(t *testing.T) {
 		p.apply(at(7, r(trace.ListStarted, trace.Event{Type: "watch-list", ResourceVersion: "11"})))
 		assert.Equal(t, "WATCH-LIST", refl(7).Phase)

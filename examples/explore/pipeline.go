@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"time"
 
 	"github.com/kubeinternals/informers/trace"
@@ -56,6 +57,13 @@ type reflectorBox struct {
 	LastRelist   string `json:"lastRelist,omitempty"`
 	LastWatchEnd string `json:"lastWatchEnd,omitempty"`
 	LastBackoff  string `json:"lastBackoff,omitempty"`
+	// Shard is, for a sharded informer, who filters its shard and the shard, from its
+	// last trace.ShardFiltering ("on the client: the apiserver did not apply
+	// ShardSelector … [shardRange(…)]"); ShardDropped counts the objects dropped for
+	// being outside it (trace.ShardDropped). Empty and 0 for an informer of a whole
+	// resource.
+	Shard        string `json:"shard,omitempty"`
+	ShardDropped int    `json:"shardDropped"`
 }
 
 // queueBox is an informer's DeltaFIFO or RealFIFO.
@@ -207,6 +215,10 @@ func (p *pipeline) apply(e trace.Event) {
 
 func (p *pipeline) applyReflector(r *reflectorBox, e trace.Event) {
 	switch e.Kind {
+	case trace.ShardFiltering:
+		r.Shard = strings.TrimPrefix(e.String(), string(trace.ShardFiltering)+" ")
+	case trace.ShardDropped:
+		r.ShardDropped++
 	case trace.ListStarted:
 		r.Phase = "LIST"
 		if e.Type == "watch-list" {

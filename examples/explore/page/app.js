@@ -25,6 +25,8 @@ const fields = {
     ["lastRelist", "last relist", (r) => r.lastRelist || "—"],
     ["lastWatchEnd", "last watch end", (r) => r.lastWatchEnd || "—"],
     ["lastBackoff", "last backoff", (r) => r.lastBackoff || "—"],
+    ["shard", "shard", (r) => r.shard || "—"],
+    ["shardDropped", "dropped outside the shard", (r) => r.shardDropped || 0],
   ],
   queue: [
     ["kind", "kind", (q) => queueKinds[q.kind] || q.kind],
@@ -71,7 +73,10 @@ const fields = {
 const queueKinds = { realfifo: "RealFIFO", deltafifo: "DeltaFIFO" };
 
 // Fields whose values are sentences get a row of their own.
-const wide = new Set(["filledBy", "lastRelist", "lastWatchEnd", "lastBackoff", "indices", "lastCall", "lastError", "lease"]);
+const wide = new Set(["filledBy", "lastRelist", "lastWatchEnd", "lastBackoff", "shard", "indices", "lastCall", "lastError", "lease"]);
+
+// Fields only a sharded informer's reflector box shows (data-sharded, set by fill).
+const shardFields = new Set(["shard", "shardDropped"]);
 
 const titles = { reflector: "Reflector", queue: "Queue", indexer: "Indexer", handler: "Handler", workqueue: "Workqueue", workers: "Workers" };
 
@@ -99,6 +104,10 @@ function box(kind, id, subtitle) {
       dt.className = "wide";
       dd.className = "wide";
     }
+    if (shardFields.has(field)) {
+      dt.classList.add("shard-row");
+      dd.classList.add("shard-row");
+    }
     dl.append(dt, dd);
   }
   el.append(dl);
@@ -111,7 +120,10 @@ function fill(el, kind, state) {
     const text = String(value(state));
     if (dd.textContent !== text) dd.textContent = text;
   }
-  if (kind === "reflector") el.dataset.phase = state.phase;
+  if (kind === "reflector") {
+    el.dataset.phase = state.phase;
+    el.dataset.sharded = state.shard ? "yes" : "no";
+  }
 }
 
 let shape = "";
