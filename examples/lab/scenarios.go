@@ -37,6 +37,7 @@ func scenarios() []Scenario {
 		watchListCut(),
 		compaction410(),
 		laggingAPIServer(),
+		shardedInformers(),
 		apiserverRestart(),
 	}
 }
