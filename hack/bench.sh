@@ -15,7 +15,7 @@
 #
 # Two profiles, and a pattern:
 #
-#   make bench               the quick profile (the default; under an hour on 2 cores):
+#   make bench               the quick profile (the default; about 75 min on 2 cores):
 #                            every headline row at 10 rounds a side, each round shorter
 #                            (-benchtime QUICK_BENCHTIME in process, QUICK_CP_BENCHTIME
 #                            against the control plane); the rows whose doc says "Not in

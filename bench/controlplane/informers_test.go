@@ -152,6 +152,20 @@ type clientGoFactory struct {
 // (newWireSide), so each reports MB-wire and MB-decoded.
 func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
 	opts informer.FactoryOptions, clientGo func(b *testing.B, cfg *rest.Config) func() clientGoFactory) {
+	benchmarkFactoryExpecting(b, cfg, data, gvr, opts, clientGo, expected[T]{ours: data.n, clientGo: data.n})
+}
+
+// expected is what an op of benchmarkFactoryExpecting checks after the sync: how many
+// objects each side's cache holds, and, when set, a check of our informer.
+type expected[T indexer.Object] struct {
+	ours, clientGo int
+	check          func(b *testing.B, inf *informer.SharedIndexInformer[T])
+}
+
+// benchmarkFactoryExpecting is benchmarkFactory with the caches' sizes (and a check
+// of our informer) given, for rows whose informers hold less than the whole data set.
+func benchmarkFactoryExpecting[T indexer.Object](b *testing.B, cfg *rest.Config, data *dataSet, gvr schema.GroupVersionResource,
+	opts informer.FactoryOptions, clientGo func(b *testing.B, cfg *rest.Config) func() clientGoFactory, want expected[T]) {
 	scheme, err := listwatch.NewScheme(corev1.AddToScheme)
 	if err != nil {
 		b.Fatal(err)
@@ -175,7 +189,10 @@ func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *da
 				<-ctx.Done()
 				f.Shutdown()
 			}, synced)
-			checkCached(b, len(inf.Indexer().ListKeys()), data.n)
+			checkCached(b, len(inf.Indexer().ListKeys()), want.ours)
+			if want.check != nil {
+				want.check(b, inf)
+			}
 		})
 		m.report(b)
 	}, func(b *testing.B) {
@@ -193,7 +210,7 @@ func benchmarkFactory[T indexer.Object](b *testing.B, cfg *rest.Config, data *da
 				<-ctx.Done()
 				f.shutdown()
 			}, synced)
-			checkCached(b, len(f.cache.ListKeys()), data.n)
+			checkCached(b, len(f.cache.ListKeys()), want.clientGo)
 		})
 		m.report(b)
 	})
