@@ -144,8 +144,11 @@ func runShardedInformers(ctx context.Context, lab *Lab) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Why the label: the namespace also holds kube-root-ca.crt, which
+	// kube-controller-manager publishes into every namespace, and the informers, like
+	// every informer of the lab, watch only the lab's labelled objects.
 	var all corev1.ConfigMapList
-	if err := core.Get().Namespace(ns).Resource("configmaps").Do(ctx).Into(&all); err != nil {
+	if err := core.Get().Namespace(ns).Resource("configmaps").Param("labelSelector", labLabel).Do(ctx).Into(&all); err != nil {
 		return nil, err
 	}
 	// want[i] is what half i must hold: the ConfigMaps whose uid hashes into it.
