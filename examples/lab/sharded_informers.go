@@ -26,7 +26,7 @@ func shardedInformers() Scenario {
 		Name:     "sharded-informers",
 		Question: "Two informers each take half of a resource with a shard selector: what does each receive and cache, with the apiserver's ShardedListAndWatch on, and with it off?",
 		Why: "A sharded informer sends its shard as ListOptions.ShardSelector — shardRange(object.metadata.uid, start, end) — on every LIST and WATCH. " +
-			"With the feature gate ShardedListAndWatch on, kube-apiserver hashes each object's uid (FNV-1a, 64 bits) and sends only the objects whose hash falls in the range, and a LIST echoes the selector in metadata.shardInfo: each half receives about half the bytes. " +
+			"With the feature gate ShardedListAndWatch on, kube-apiserver hashes each object's uid (FNV-1a, 64 bits) and sends only the objects whose hash falls in the range, and a LIST echoes the selector in metadata.shardInfo: each half receives only its own objects, about half of them. " +
 			"With the gate off (Kubernetes 1.37's default) the apiserver drops the field without a word and sends everything. The informer notices — the LIST with limit=1 it sends before each watch-list comes back without shardInfo — warns once, and drops the objects outside its shard itself: the caches are the same halves, but each informer received and decoded the whole resource. " +
 			"A uid never changes, so every event of an object goes to the one shard that holds it.",
 		Read: []string{
@@ -272,8 +272,11 @@ func runShardedInformers(ctx context.Context, lab *Lab) (*Report, error) {
 		onStatus[0].Filtering == listwatch.FilteringServer && onStatus[1].Filtering == listwatch.FilteringServer &&
 			onStatus[0].Dropped+onStatus[1].Dropped == 0 && len(on[0].logs.linesWith("client-side"))+len(on[1].logs.linesWith("client-side")) == 0,
 		"%s; %s", onStatus[0], onStatus[1])
-	r.Check("with the gate on, each half read well under the whole resource's bytes (about half, plus its one-object LIST)",
-		onBytes[0] < wholeBytes*3/4 && onBytes[1] < wholeBytes*3/4, "%d and %d bytes against %d", onBytes[0], onBytes[1], wholeBytes)
+	// Why not "about half each": 24 random uids split unevenly (6 and 18 in one run);
+	// what holds is that each half read its own objects only.
+	r.Check("with the gate on, each half read only its own objects: each less than the whole resource's informer, the two together about as much (plus a LIST of one object each)",
+		onBytes[0] < wholeBytes && onBytes[1] < wholeBytes && onBytes[0]+onBytes[1] <= wholeBytes*5/4,
+		"%d + %d = %d bytes against %d", onBytes[0], onBytes[1], onBytes[0]+onBytes[1], wholeBytes)
 	r.Check("every event of new (created, updated, deleted) reached only the half its uid hashes into; the other half never heard of it",
 		ownerWatched == 3 && otherWatched == 0 && otherDropped == 0, "half %d: %d watch events; half %d: %d watch events, %d dropped", owner, ownerWatched, 1-owner, otherWatched, otherDropped)
 
