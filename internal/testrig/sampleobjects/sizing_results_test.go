@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kubeinternals/informers/internal/testrig/benchresults"
 	"github.com/kubeinternals/informers/internal/testrig/sampleobjects"
 )
 
@@ -29,9 +30,9 @@ func TestTheSizingPageQuotesTheBenchResults(t *testing.T) {
 	var perPod []string
 	for _, q := range quoted {
 		mb, form, row := q[1], q[2], q[3]
-		line := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(row) + ` \| B-live-after \| ([0-9.]+)M `).FindSubmatch(results)
-		if assert.NotNil(t, line, "bench/RESULTS.md has no B-live-after for %s", row) {
-			assert.Equal(t, mb, string(line[1]), "%s (%s): docs/sizing.md quotes %s MB", row, form, mb)
+		ours, _, err := benchresults.Metric(string(results), row, "B-live-after")
+		if assert.NoError(t, err) {
+			assert.Equal(t, mb+"M", ours, "%s (%s): docs/sizing.md quotes %s MB", row, form, mb)
 		}
 		v, err := strconv.Atoi(mb)
 		require.NoError(t, err)
@@ -51,16 +52,17 @@ func TestTheSizingPageQuotesTheShardedRows(t *testing.T) {
 	results, err := os.ReadFile("../../../bench/RESULTS.md")
 	require.NoError(t, err)
 	page := strings.Join(strings.Fields(string(raw)), " ")
-	// live is a row's B-live-after (ours) in MB; peak its peak heap (ours) in MB.
+	// live is a row's B-live-after (ours) in MB; peak its peak heap (ours) in MB; both
+	// as printed.
 	live := func(row string) string {
-		m := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(row) + ` \| B-live-after \| ([0-9.]+)M `).FindSubmatch(results)
-		require.NotNil(t, m, "bench/RESULTS.md has no B-live-after for %s", row)
-		return string(m[1])
+		ours, _, err := benchresults.Metric(string(results), row, "B-live-after")
+		require.NoError(t, err)
+		return strings.TrimSuffix(ours, "M")
 	}
 	peak := func(row string) string {
-		m := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(row) + ` \|(?: [^|]+ \|){6} ([0-9.]+)MB ±`).FindSubmatch(results)
-		require.NotNil(t, m, "bench/RESULTS.md has no peak heap for %s", row)
-		return string(m[1])
+		cells, err := benchresults.Headline(string(results), row)
+		require.NoError(t, err)
+		return strings.TrimSuffix(strings.Fields(cells[benchresults.PeakHeapOurs])[0], "MB")
 	}
 	const server, client = "ShardedFactorySync100kPods/shards=", "ShardedFactorySync100kPodsClientFilter/shards="
 	assert.Contains(t, page, fmt.Sprintf("| whole | %s MB | %s MB | – |", live(server+"1"), peak(server+"1")))
