@@ -105,7 +105,7 @@ func benchmarkShardedPods(b *testing.B, gateOff bool) {
 			want.check = func(b *testing.B, inf *informer.SharedIndexInformer[*corev1.Pod]) {
 				st, _ := inf.Sharding()
 				if st.Filtering != filtering || int(st.Dropped) != want.clientGo-inShard {
-					b.Fatalf("our informer reports %v, want %s filtering and %d dropped", st, filtering, want.clientGo-inShard)
+					b.Fatalf("our informer reports %v; want %s, %d dropped", st, filtering, want.clientGo-inShard)
 				}
 			}
 			benchmarkFactoryExpecting(b, side, pods100k, gvr, informer.FactoryOptions{Shard: s},
